@@ -1,0 +1,46 @@
+/** Accounts: sign-up with email and password (Argon2id). Sessions for the dashboard build on this. */
+import { AppError, invalidInput } from "../../shared/errors.ts";
+import { newId } from "../../shared/ids.ts";
+import type { Account } from "../../shared/ports.ts";
+import type { Deps } from "../deps.ts";
+
+const EMAIL = /^[^\s@]{1,64}@[^\s@]{1,190}\.[^\s@]{2,63}$/;
+
+export function normaliseEmail(email: unknown): string {
+  if (typeof email !== "string" || !EMAIL.test(email.trim())) throw invalidInput([{ path: "/email", message: "must be an email address" }]);
+  return email.trim().toLowerCase();
+}
+
+export function checkPassword(password: unknown): string {
+  if (typeof password !== "string" || password.length < 8 || password.length > 200) {
+    throw invalidInput([{ path: "/password", message: "must be 8-200 characters" }]);
+  }
+  return password;
+}
+
+/** Creates an account; slug_taken-style conflicts surface as invalid_input on the email field. */
+export async function createAccount(deps: Deps, emailRaw: unknown, passwordRaw: unknown): Promise<Account> {
+  const email = normaliseEmail(emailRaw);
+  const password = checkPassword(passwordRaw);
+  const account: Account = {
+    id: newId(),
+    email,
+    passwordHash: await Bun.password.hash(password, { algorithm: "argon2id" }),
+    createdAt: deps.now(),
+  };
+  if (!(await deps.store.createAccount(account))) {
+    throw new AppError("invalid_input", "An account with this email already exists", { errors: [{ path: "/email", message: "is already registered" }] });
+  }
+  return account;
+}
+
+/** The account for these credentials, or null. Runs a hash even for unknown emails so timing does not tell. */
+export async function verifyCredentials(deps: Deps, emailRaw: unknown, password: unknown): Promise<Account | null> {
+  const email = typeof emailRaw === "string" ? emailRaw.trim().toLowerCase() : "";
+  const account = email ? await deps.store.getAccountByEmail(email) : null;
+  const hash = account?.passwordHash ?? DUMMY_HASH;
+  const ok = typeof password === "string" && password.length <= 200 && (await Bun.password.verify(password, hash));
+  return ok && account ? account : null;
+}
+
+const DUMMY_HASH = await Bun.password.hash("not-a-real-password", { algorithm: "argon2id" });

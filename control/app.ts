@@ -1,0 +1,25 @@
+/** The control plane: one Elysia app with the REST API, OpenAPI document and health endpoints. */
+import { Elysia } from "elysia";
+import type { Deps } from "./deps.ts";
+import { errorResponse, fromElysiaError } from "./http/errors.ts";
+import { createApiContext } from "./http/api.ts";
+import { openapiPlugin } from "./http/openapi.ts";
+import { KeyAuthenticator } from "./keys/service.ts";
+import { linkRoutes } from "./links/routes.ts";
+import { statsRoutes } from "./stats/routes.ts";
+
+export interface ControlPlane {
+  app: Elysia;
+  auth: KeyAuthenticator;
+}
+
+export function buildControlPlane(deps: Deps): ControlPlane {
+  const auth = new KeyAuthenticator(deps);
+  const api = createApiContext(deps, auth);
+  const app = new Elysia({ normalize: false })
+    .onError(({ code, error, set }) => errorResponse(fromElysiaError(code, error), set.headers as Record<string, unknown>))
+    .use(openapiPlugin(deps.config.baseUrl))
+    .get("/healthz", () => ({ status: "ok" }))
+    .group("/api/v1", (g) => g.use(linkRoutes(deps, api)).use(statsRoutes(deps, api)));
+  return { app: app as unknown as Elysia, auth };
+}

@@ -1,0 +1,17 @@
+/** What every control-plane service receives: parsed config, the two storage ports and a clock. */
+import type { Config } from "../shared/config.ts";
+import type { HotState, LinkStore } from "../shared/ports.ts";
+
+export interface Deps {
+  config: Config;
+  store: LinkStore;
+  hot: HotState;
+  now: () => number;
+}
+
+/** The authenticated caller, as REST, MCP and the dashboard all resolve it. */
+export interface Caller {
+  accountId: string;
+  /** The API key used, when the caller came with one (the dashboard uses a session instead). */
+  keyId: string | null;
+}

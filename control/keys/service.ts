@@ -1,0 +1,86 @@
+/**
+ * API keys: `ck_…` keys shown once, stored as SHA-256 hashes with a display prefix (design §6, §8).
+ * `authenticate` turns an Authorization header into a Caller; a short in-process cache keeps the hot
+ * API path off storage, and revocations clear it everywhere through HotState pub/sub.
+ */
+import { AppError, invalidInput } from "../../shared/errors.ts";
+import { isWellFormedApiKey, keyDisplayPrefix, newApiKey, newId, sha256Hex } from "../../shared/ids.ts";
+import type { ApiKeyRecord } from "../../shared/ports.ts";
+import type { Caller, Deps } from "../deps.ts";
+
+const REVOKED_CHANNEL = "api-key-revoked";
+const CACHE_TTL_MS = 30_000;
+const TOUCH_EVERY_MS = 60_000;
+
+export interface ApiKeyView {
+  id: string;
+  name: string;
+  prefix: string;
+  createdAt: string;
+  lastUsedAt: string | null;
+  revokedAt: string | null;
+}
+
+const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+export const toKeyView = (k: ApiKeyRecord): ApiKeyView => ({
+  id: k.id, name: k.name, prefix: k.prefix, createdAt: iso(k.createdAt)!, lastUsedAt: iso(k.lastUsedAt), revokedAt: iso(k.revokedAt),
+});
+
+export async function createApiKey(deps: Deps, accountId: string, nameRaw: unknown): Promise<{ key: string; view: ApiKeyView }> {
+  const name = typeof nameRaw === "string" ? nameRaw.trim() : "";
+  if (!name || name.length > 80) throw invalidInput([{ path: "/name", message: "must be 1-80 characters" }]);
+  const key = newApiKey();
+  const record: ApiKeyRecord = {
+    id: newId(), accountId, name, keyHash: sha256Hex(key), prefix: keyDisplayPrefix(key),
+    createdAt: deps.now(), lastUsedAt: null, revokedAt: null,
+  };
+  await deps.store.createApiKey(record);
+  return { key, view: toKeyView(record) };
+}
+
+export async function listApiKeys(deps: Deps, accountId: string): Promise<ApiKeyView[]> {
+  return (await deps.store.listApiKeys(accountId)).map(toKeyView);
+}
+
+interface CachedKey { caller: Caller; expiresAt: number; touchedAt: number }
+
+export class KeyAuthenticator {
+  private cache = new Map<string, CachedKey>();
+
+  constructor(private deps: Deps) {
+    deps.hot.subscribe(REVOKED_CHANNEL, (hash) => this.cache.delete(hash));
+  }
+
+  /** The caller for an Authorization header, or AppError unauthorized. */
+  async authenticate(authorization: string | null | undefined): Promise<Caller> {
+    const m = authorization ? /^Bearer\s+(\S+)\s*$/i.exec(authorization) : null;
+    if (!m) throw new AppError("unauthorized", "Send an API key as Authorization: Bearer ck_…");
+    if (!isWellFormedApiKey(m[1])) throw new AppError("unauthorized", "The API key is malformed");
+    const hash = sha256Hex(m[1]);
+    const now = this.deps.now();
+    const hit = this.cache.get(hash);
+    if (hit && hit.expiresAt > now) {
+      if (now - hit.touchedAt > TOUCH_EVERY_MS) {
+        hit.touchedAt = now;
+        this.deps.store.touchApiKey(hit.caller.keyId!, now).catch(() => {});
+      }
+      return hit.caller;
+    }
+    const record = await this.deps.store.findApiKeyByHash(hash);
+    if (!record || record.revokedAt !== null) throw new AppError("unauthorized", "The API key is unknown or revoked");
+    const caller: Caller = { accountId: record.accountId, keyId: record.id };
+    if (this.cache.size > 10_000) this.cache.clear();
+    this.cache.set(hash, { caller, expiresAt: now + CACHE_TTL_MS, touchedAt: now });
+    await this.deps.store.touchApiKey(record.id, now).catch(() => {});
+    return caller;
+  }
+
+  /** Revokes a key of the account; effective at once here and, through pub/sub, in every process. */
+  async revoke(accountId: string, keyId: string): Promise<ApiKeyView> {
+    const record = await this.deps.store.revokeApiKey(accountId, keyId, this.deps.now());
+    if (!record) throw new AppError("not_found", "No such API key");
+    this.cache.delete(record.keyHash);
+    await this.deps.hot.publish(REVOKED_CHANNEL, record.keyHash).catch(() => {});
+    return toKeyView(record);
+  }
+}

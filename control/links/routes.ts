@@ -1,0 +1,37 @@
+/** REST routes for links (design §3): thin handlers over links/service.ts. */
+import { Elysia, t } from "elysia";
+import { BulkCreateInput, BulkResult, CreateLinkInput, LinkList, LinkObject, ListLinksQuery, UpdateLinkInput } from "../../shared/schemas.ts";
+import type { Deps } from "../deps.ts";
+import type { ApiContext } from "../http/api.ts";
+import { doc } from "../http/openapi.ts";
+import * as links from "./service.ts";
+
+export const linkRoutes = (deps: Deps, api: ApiContext) =>
+  new Elysia({ name: "link-routes" })
+    .post("/links", async ({ request, set }) => {
+      const caller = await api.guard(request, set.headers);
+      set.status = 201;
+      return links.createLink(deps, caller, await api.body(request));
+    }, doc("Create a link", { body: CreateLinkInput, ok: [201, LinkObject] }))
+    .get("/links", async ({ request, set, query }) => {
+      const caller = await api.guard(request, set.headers);
+      return links.listLinks(deps, caller, query);
+    }, { query: ListLinksQuery, ...doc("List links (newest first, cursor pagination)", { ok: [200, LinkList] }) })
+    .get("/links/:slug", async ({ request, set, params }) => {
+      const caller = await api.guard(request, set.headers);
+      return links.getLink(deps, caller, params.slug);
+    }, doc("Get a link", { ok: [200, LinkObject] }))
+    .patch("/links/:slug", async ({ request, set, params }) => {
+      const caller = await api.guard(request, set.headers);
+      return links.updateLink(deps, caller, params.slug, await api.body(request));
+    }, doc("Update a link (only fields present change; null or \"\" clears)", { body: UpdateLinkInput, ok: [200, LinkObject] }))
+    .delete("/links/:slug", async ({ request, set, params }) => {
+      const caller = await api.guard(request, set.headers);
+      await links.deleteLink(deps, caller, params.slug);
+      set.status = 204;
+      return new Response(null, { status: 204, headers: set.headers as Record<string, string> });
+    }, doc("Delete a link", { ok: [204, t.Null()] }))
+    .post("/bulk", async ({ request, set }) => {
+      const caller = await api.guard(request, set.headers);
+      return links.bulkCreateLinks(deps, caller, links.bulkRowsOf(await api.body(request)));
+    }, doc("Create up to 500 links; each row succeeds or fails alone", { body: BulkCreateInput, ok: [200, BulkResult] }));

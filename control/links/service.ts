@@ -1,0 +1,221 @@
+/**
+ * One function per link operation. REST, MCP and the dashboard all call these; they take a validated
+ * input shape, do the I/O through the ports and return API objects or throw AppError.
+ */
+import { AppError, invalidInput, toAppError, type FieldError } from "../../shared/errors.ts";
+import { randomSlug, newId } from "../../shared/ids.ts";
+import { compileLink, linkKey, toLinkObject, type LinkRecord, type LinkStatus } from "../../shared/link.ts";
+import { checkSlug, normaliseChanges, type InputContext, type LinkChanges } from "../../shared/link-input.ts";
+import { BulkCreateInput, CreateLinkInput, UpdateLinkInput, type LinkObject } from "../../shared/schemas.ts";
+import { validate } from "../../shared/validation.ts";
+import { generateWebhookSecret } from "../../shared/webhooks/sign.ts";
+import { checkWebhookTarget } from "../../shared/webhooks/ssrf.ts";
+import type { Caller, Deps } from "../deps.ts";
+
+export const BULK_MAX = 500;
+
+function inputContext(deps: Deps): InputContext {
+  return { ownHosts: [deps.config.defaultDomain] };
+}
+
+async function hashPassword(password: string): Promise<string> {
+  return Bun.password.hash(password, { algorithm: "argon2id" });
+}
+
+/** Webhook targets must not reach private networks (design §8 SSRF), checked when they are set. */
+async function assertWebhookAllowed(deps: Deps, url: string | null | undefined): Promise<void> {
+  if (!url) return;
+  const r = await checkWebhookTarget(url, deps.config.webhookAllowPrivate);
+  if (!r.ok) throw invalidInput([{ path: "/webhookUrl", message: r.reason }]);
+}
+
+/** Applies normalised changes to a link record (the password is hashed by the caller). */
+function applyChanges(link: LinkRecord, c: LinkChanges, passwordHash: string | null | undefined): LinkRecord {
+  const { password: _omit, ...fields } = c;
+  const next: LinkRecord = { ...link, ...(fields as Partial<LinkRecord>) };
+  if (passwordHash !== undefined) next.passwordHash = passwordHash;
+  if (next.webhookUrl && !next.webhookSecret) next.webhookSecret = generateWebhookSecret();
+  return next;
+}
+
+function checkSchedule(link: LinkRecord): void {
+  if (link.startsAt !== null && link.expiresAt !== null && link.startsAt >= link.expiresAt) {
+    throw invalidInput([{ path: "/startsAt", message: "must be before expiresAt" }]);
+  }
+}
+
+function newLinkRecord(deps: Deps, caller: Caller, slug: string, target: string): LinkRecord {
+  const now = deps.now();
+  return {
+    id: newId(), accountId: caller.accountId, domain: deps.config.defaultDomain, slug, target, status: "active",
+    createdAt: now, updatedAt: now, expiresAt: null, startsAt: null, maxHits: null, hits: 0, passwordHash: null,
+    tags: [], folder: null, utmSource: null, utmMedium: null, utmCampaign: null, rules: [], abUrls: [],
+    webhookUrl: null, webhookSecret: null, serveOg: false, ogTitle: null, ogDescription: null, ogImageUrl: null,
+  };
+}
+
+/** Validates and normalises one create input into a record ready to insert (no I/O but hashing/DNS). */
+async function prepareCreate(deps: Deps, caller: Caller, raw: unknown): Promise<{ record: LinkRecord; customSlug: boolean }> {
+  const input = validate(CreateLinkInput, raw);
+  const changes = normaliseChanges(input, inputContext(deps));
+  const slug = input.slug !== undefined ? checkSlug(input.slug) : randomSlug();
+  await assertWebhookAllowed(deps, changes.webhookUrl);
+  const passwordHash = changes.password ? await hashPassword(changes.password) : changes.password;
+  const record = applyChanges(newLinkRecord(deps, caller, slug, changes.target!), changes, passwordHash);
+  checkSchedule(record);
+  return { record, customSlug: input.slug !== undefined };
+}
+
+async function publish(deps: Deps, link: LinkRecord): Promise<void> {
+  // The store is the source of truth; a failing cache write must not fail the request.
+  try {
+    await deps.hot.invalidateLink(linkKey(link.domain, link.slug));
+    await deps.hot.setLink(linkKey(link.domain, link.slug), compileLink(link));
+  } catch {
+    /* redirectors fall back to the store and back-fill */
+  }
+}
+
+/** Inserts prepared records in one multi-row write, retrying random slugs that collided. */
+async function insertAll(deps: Deps, rows: { record: LinkRecord; customSlug: boolean }[]): Promise<boolean[]> {
+  const ok = await deps.store.insertLinks(rows.map((r) => r.record));
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const retry = rows.map((r, i) => i).filter((i) => !ok[i] && !rows[i].customSlug);
+    if (!retry.length) break;
+    for (const i of retry) rows[i].record.slug = randomSlug();
+    const again = await deps.store.insertLinks(retry.map((i) => rows[i].record));
+    retry.forEach((i, j) => (ok[i] = again[j]));
+  }
+  return ok;
+}
+
+export async function createLink(deps: Deps, caller: Caller, raw: unknown): Promise<LinkObject> {
+  const prepared = await prepareCreate(deps, caller, raw);
+  const [ok] = await insertAll(deps, [prepared]);
+  if (!ok) {
+    if (prepared.customSlug) throw new AppError("slug_taken", `"${prepared.record.slug}" is already taken`);
+    throw new AppError("unavailable", "Could not allocate a free slug; try again", { retryAfter: 1 });
+  }
+  await publish(deps, prepared.record);
+  return toLinkObject(prepared.record, deps.config.baseUrl);
+}
+
+export type BulkRow =
+  | { index: number; ok: true; slug: string; shortUrl: string; target: string }
+  | { index: number; ok: false; error: ReturnType<AppError["toProblem"]> };
+
+/** Bulk create (design §3): every row validated alone, the valid ones written in one multi-row insert. */
+export async function bulkCreateLinks(deps: Deps, caller: Caller, rows: unknown[]) {
+  if (rows.length > BULK_MAX) {
+    throw invalidInput([{ path: "/", message: `at most ${BULK_MAX} links per request` }], `Bulk create takes at most ${BULK_MAX} links`);
+  }
+  const results: BulkRow[] = new Array(rows.length);
+  const prepared: { index: number; row: { record: LinkRecord; customSlug: boolean } }[] = [];
+  const seen = new Set<string>();
+  await Promise.all(
+    rows.map(async (raw, index) => {
+      try {
+        const row = await prepareCreate(deps, caller, raw);
+        prepared.push({ index, row });
+      } catch (e) {
+        results[index] = { index, ok: false, error: toAppError(e).toProblem() };
+      }
+    }),
+  );
+  prepared.sort((a, b) => a.index - b.index);
+  // Two rows asking for the same custom slug: the first wins, as the multi-row insert would decide.
+  const unique = prepared.filter(({ index, row }) => {
+    if (!row.customSlug) return true;
+    if (seen.has(row.record.slug)) {
+      results[index] = { index, ok: false, error: new AppError("slug_taken", `"${row.record.slug}" is already taken`).toProblem() };
+      return false;
+    }
+    seen.add(row.record.slug);
+    return true;
+  });
+  const ok = unique.length ? await insertAll(deps, unique.map((p) => p.row)) : [];
+  await Promise.all(
+    unique.map(async ({ index, row }, i) => {
+      const r = row.record;
+      if (ok[i]) {
+        results[index] = { index, ok: true, slug: r.slug, shortUrl: `${deps.config.baseUrl}/${r.slug}`, target: r.target };
+        await publish(deps, r);
+      } else {
+        results[index] = { index, ok: false, error: new AppError("slug_taken", `"${r.slug}" is already taken`).toProblem() };
+      }
+    }),
+  );
+  const created = results.filter((r) => r.ok).length;
+  return { results, created, failed: results.length - created };
+}
+
+/** A link of the caller's account, or not_found (also for another account's link: no existence leaks). */
+export async function findOwnLink(deps: Deps, caller: Caller, slug: string): Promise<LinkRecord> {
+  const link = typeof slug === "string" && slug.length <= 200 ? await deps.store.getLink(deps.config.defaultDomain, slug) : null;
+  if (!link || link.accountId !== caller.accountId) throw new AppError("not_found", `No link "${String(slug).slice(0, 200)}"`);
+  return link;
+}
+
+export async function getLink(deps: Deps, caller: Caller, slug: string): Promise<LinkObject> {
+  return toLinkObject(await findOwnLink(deps, caller, slug), deps.config.baseUrl);
+}
+
+export async function updateLink(deps: Deps, caller: Caller, slug: string, raw: unknown): Promise<LinkObject> {
+  const input = validate(UpdateLinkInput, raw);
+  const changes = normaliseChanges(input, inputContext(deps));
+  const link = await findOwnLink(deps, caller, slug);
+  await assertWebhookAllowed(deps, changes.webhookUrl);
+  const passwordHash = changes.password ? await hashPassword(changes.password) : changes.password;
+  const next = applyChanges(link, changes, passwordHash);
+  checkSchedule(next);
+  next.updatedAt = Math.max(deps.now(), link.updatedAt + 1);
+  await deps.store.updateLink(next);
+  if (next.maxHits !== link.maxHits) await deps.hot.resetHits(link.id).catch(() => {});
+  await publish(deps, next);
+  return toLinkObject(next, deps.config.baseUrl);
+}
+
+export async function deleteLink(deps: Deps, caller: Caller, slug: string): Promise<void> {
+  const link = await findOwnLink(deps, caller, slug);
+  await deps.store.deleteLink(link.id);
+  await deps.hot.invalidateLink(linkKey(link.domain, link.slug)).catch(() => {});
+  await deps.hot.resetHits(link.id).catch(() => {});
+}
+
+export interface ListQuery {
+  limit?: string | number;
+  cursor?: string;
+  tag?: string;
+  folder?: string;
+  status?: string;
+  q?: string;
+}
+
+export async function listLinks(deps: Deps, caller: Caller, query: ListQuery) {
+  const errors: FieldError[] = [];
+  const limit = query.limit === undefined || query.limit === "" ? 50 : Number(query.limit);
+  if (!Number.isInteger(limit) || limit < 1 || limit > 500) errors.push({ path: "/limit", message: "must be an integer from 1 to 500" });
+  if (query.status !== undefined && query.status !== "" && !["active", "paused", "archived"].includes(query.status)) {
+    errors.push({ path: "/status", message: "must be active, paused or archived" });
+  }
+  for (const k of ["cursor", "tag", "folder", "q"] as const) {
+    const v = query[k];
+    if (v !== undefined && (typeof v !== "string" || v.length > 500)) errors.push({ path: `/${k}`, message: "must be a string of at most 500 characters" });
+  }
+  if (errors.length) throw invalidInput(errors);
+  const { links, nextCursor } = await deps.store.listLinks(caller.accountId, {
+    limit,
+    cursor: query.cursor || undefined,
+    tag: query.tag || undefined,
+    folder: query.folder || undefined,
+    status: (query.status || undefined) as LinkStatus | undefined,
+    q: query.q || undefined,
+  });
+  return { links: links.map((l) => toLinkObject(l, deps.config.baseUrl)), nextCursor };
+}
+
+/** The rows of a bulk request: a bare array or `{ "links": [...] }`. */
+export function bulkRowsOf(body: unknown): unknown[] {
+  const input = validate(BulkCreateInput, body);
+  return Array.isArray(input) ? input : input.links;
+}

@@ -1,0 +1,219 @@
+/**
+ * The short address (design §4): request → facts → decide() → Response. Plain Bun, no framework.
+ * A cached link is answered without awaiting anything; storage is touched only on a cache miss,
+ * for the atomic maxHits step and for password attempts.
+ */
+import type { Server } from "bun";
+import type { Config } from "../shared/config.ts";
+import { decide, type DeviceFacts, type RequestFacts } from "../shared/decide.ts";
+import { createClientIpResolver } from "../shared/facts/client-ip.ts";
+import { classifyUserAgent, isCrawler } from "../shared/facts/device.ts";
+import { countryFromHeader, type CountryLookup } from "../shared/facts/geo.ts";
+import { linkKey, type CompiledLink } from "../shared/link.ts";
+import type { ClickEvent, HotState, LinkStore } from "../shared/ports.ts";
+import type { WebhookSender } from "../shared/webhooks/sender.ts";
+import { ClickBuffer } from "./click-buffer.ts";
+import { LinkCache } from "./link-cache.ts";
+import * as pages from "./pages.ts";
+import { isUnlocked, unlockCookie } from "./unlock.ts";
+
+export interface RedirectorDeps {
+  config: Config;
+  hot: HotState;
+  store: LinkStore;
+  now: () => number;
+  countryLookup: CountryLookup | null;
+  webhooks: WebhookSender;
+}
+
+const SLUG = /^[A-Za-z0-9_-]{1,40}$/;
+const PASSWORD_ATTEMPTS = 5;
+const PASSWORD_WINDOW_MS = 60_000;
+const REDIRECT_HEADERS = { "cache-control": "private, max-age=0", "referrer-policy": "unsafe-url" };
+
+/** Extracts the slug from a request URL without building a URL object. */
+export function slugOf(url: string): string | null {
+  const pathStart = url.indexOf("/", url.indexOf("//") + 2);
+  if (pathStart < 0) return null;
+  let end = url.length;
+  const q = url.indexOf("?", pathStart);
+  if (q >= 0) end = q;
+  const h = url.indexOf("#", pathStart);
+  if (h >= 0 && h < end) end = h;
+  const slug = url.slice(pathStart + 1, end);
+  return SLUG.test(slug) ? slug : null;
+}
+
+export function osClass(os: string): string {
+  const o = os.toLowerCase();
+  return o === "ios" || o === "ipados" ? "ios" : o === "android" ? "android" : "other";
+}
+
+export interface Redirector {
+  fetch(req: Request, server: Server<unknown>): Response | Promise<Response>;
+  /** Hands buffered clicks to HotState (shutdown, tests). */
+  flush(): Promise<void>;
+  readonly clicks: ClickBuffer;
+  readonly cache: LinkCache;
+}
+
+export function createRedirector(deps: RedirectorDeps): Redirector {
+  const { config, hot, store } = deps;
+  const cache = new LinkCache(hot, store, config.defaultDomain);
+  const clicks = new ClickBuffer(hot);
+  const clientIp = createClientIpResolver(config.trustedProxies);
+  const secureCookies = config.baseUrl.startsWith("https:");
+  const idPrefix = `${process.pid.toString(36)}${Date.now().toString(36)}-`;
+  let seq = 0;
+  /** Last counter value seen per maxHits link, so a HEAD or form view can answer 410 without a round trip. */
+  const knownHits = new Map<string, number>();
+
+  function ipOf(req: Request, server: Server<unknown>): string | null {
+    return clientIp(server.requestIP(req)?.address ?? null, req.headers.get("x-forwarded-for"));
+  }
+
+  function makeFacts(req: Request, server: Server<unknown>, method: RequestFacts["method"], unlocked: boolean) {
+    let country: string | null | undefined;
+    let device: DeviceFacts | undefined;
+    const facts: RequestFacts & { knownCountry: () => string | null | undefined } = {
+      method,
+      unlocked,
+      draw: Math.random(),
+      isCrawler: () => isCrawler(req.headers.get("user-agent") ?? ""),
+      country: () => {
+        if (country === undefined) {
+          country = config.countryHeader ? countryFromHeader(req.headers.get(config.countryHeader)) : null;
+          if (country === null && deps.countryLookup) {
+            const ip = ipOf(req, server);
+            country = ip ? deps.countryLookup(ip) : null;
+          }
+        }
+        return country;
+      },
+      device: () => {
+        if (!device) {
+          const info = classifyUserAgent(req.headers.get("user-agent") ?? "");
+          device = { type: info.device, os: osClass(info.os) };
+        }
+        return device;
+      },
+      knownCountry: () => country,
+    };
+    return facts;
+  }
+
+  function recordClick(req: Request, server: Server<unknown>, link: CompiledLink, destination: string, variant: number | null, facts: ReturnType<typeof makeFacts>, now: number) {
+    const ua = req.headers.get("user-agent") ?? "";
+    const event: ClickEvent = {
+      id: idPrefix + (seq++).toString(36),
+      linkId: link.id,
+      ts: now,
+      ua: ua.length > 512 ? ua.slice(0, 512) : ua,
+      ip: null,
+      country: facts.knownCountry() ?? (config.countryHeader ? countryFromHeader(req.headers.get(config.countryHeader)) : null),
+      referrer: req.headers.get("referer"),
+      variant,
+    };
+    if (event.country === null && deps.countryLookup) event.ip = ipOf(req, server);
+    clicks.push(event);
+    if (link.webhookUrl && link.webhookSecret) {
+      const info = classifyUserAgent(ua);
+      const country = event.country ?? (event.ip && deps.countryLookup ? deps.countryLookup(event.ip) : null);
+      deps.webhooks.send({
+        url: link.webhookUrl,
+        secret: link.webhookSecret,
+        payload: {
+          event: "link.clicked", slug: link.slug, target: link.rawTarget, destination, timestamp: new Date(now).toISOString(),
+          country, device: info.device, browser: info.browser, referrer: event.referrer,
+        },
+      });
+    }
+  }
+
+  async function takeHit(link: CompiledLink): Promise<boolean> {
+    const n = await hot.takeHit(link.id, link.maxHits!, async () => (await store.getLinkById(link.id))?.hits ?? 0);
+    knownHits.set(link.id, n < 0 ? link.maxHits! : n);
+    return n >= 0;
+  }
+
+  /** Turns the decision into a response; the only async steps are maxHits and password checks. */
+  function respond(req: Request, server: Server<unknown>, link: CompiledLink | null, method: RequestFacts["method"], unlocked: boolean, now: number): Response | Promise<Response> {
+    const facts = makeFacts(req, server, method, unlocked);
+    const outcome = decide(link, facts, now, link?.maxHits != null ? (knownHits.get(link.id) ?? 0) : 0);
+    switch (outcome.kind) {
+      case "not_found":
+        return pages.notFoundPage();
+      case "gone":
+        return pages.gonePage(outcome.reason);
+      case "too_early":
+        return pages.tooEarlyPage(outcome.startsAt);
+      case "password":
+        return pages.passwordPage(link!.slug);
+      case "preview":
+        return pages.previewPage(link!, `${config.baseUrl}/${link!.slug}`);
+      case "redirect": {
+        const l = link!;
+        const extra: Record<string, string> | null = method === "POST" ? { "set-cookie": unlockCookie(l, now, secureCookies) } : null;
+        const redirect = () => {
+          if (outcome.count) recordClick(req, server, l, outcome.url, outcome.variant, facts, now);
+          return new Response(null, { status: 302, headers: extra ? { location: outcome.url, ...REDIRECT_HEADERS, ...extra } : { location: outcome.url, ...REDIRECT_HEADERS } });
+        };
+        if (!outcome.count || l.maxHits === null) return redirect();
+        return takeHit(l).then((ok) => (ok ? redirect() : pages.gonePage("limit")), () => pages.unavailablePage());
+      }
+    }
+  }
+
+  async function passwordAttempt(req: Request, server: Server<unknown>, link: CompiledLink, now: number): Promise<Response> {
+    // Checked before the password is verified, so a correct guess over the limit is refused too.
+    const ip = ipOf(req, server) ?? "unknown";
+    const limit = await hot.rateLimit(`pw:${link.id}:${ip}`, PASSWORD_ATTEMPTS, PASSWORD_WINDOW_MS);
+    if (!limit.allowed) return pages.tooManyAttemptsPage(limit.resetSeconds);
+    let password = "";
+    const type = req.headers.get("content-type") ?? "";
+    if (type.startsWith("application/x-www-form-urlencoded") || type.startsWith("multipart/form-data")) {
+      const len = Number(req.headers.get("content-length") ?? "0");
+      if (len <= 16_384) {
+        try {
+          const v = (await req.formData()).get("password");
+          password = typeof v === "string" ? v : "";
+        } catch {
+          password = "";
+        }
+      }
+    }
+    const ok = password.length > 0 && password.length <= 200 && (await Bun.password.verify(password, link.passwordHash!));
+    if (!ok) return pages.passwordPage(link.slug, { wrong: true });
+    return respond(req, server, link, "POST", true, now);
+  }
+
+  function handleLink(req: Request, server: Server<unknown>, link: CompiledLink | null, now: number): Response | Promise<Response> {
+    const method = req.method;
+    if (method === "GET" || method === "HEAD") {
+      const unlocked = link !== null && link.passwordHash !== null && isUnlocked(link, req.headers.get("cookie"), now);
+      return respond(req, server, link, method, unlocked, now);
+    }
+    if (method === "POST") {
+      // Expiry, schedule and limits still come first: decide() as a locked HEAD tells whether the form applies.
+      const gate = decide(link, makeFacts(req, server, "HEAD", false), now, link?.maxHits != null ? (knownHits.get(link.id) ?? 0) : 0);
+      if (gate.kind === "password") return passwordAttempt(req, server, link!, now);
+      if (gate.kind !== "redirect" && gate.kind !== "preview") return respond(req, server, link, "HEAD", false, now);
+    }
+    return new Response("Method not allowed", { status: 405, headers: { allow: "GET, HEAD" } });
+  }
+
+  function fetch(req: Request, server: Server<unknown>): Response | Promise<Response> {
+    const slug = slugOf(req.url);
+    if (slug === null) return pages.notFoundPage();
+    const key = linkKey(config.defaultDomain, slug);
+    const now = deps.now();
+    const cached = cache.peek(key, now);
+    if (cached !== undefined) return handleLink(req, server, cached, now);
+    return cache.load(key, slug, now).then(
+      (link) => handleLink(req, server, link, now),
+      () => pages.unavailablePage(),
+    );
+  }
+
+  return { fetch, flush: () => clicks.flush(), clicks, cache };
+}

@@ -1,0 +1,150 @@
+/**
+ * HotState in process memory: the embedded default. Every operation completes synchronously inside
+ * one JavaScript turn, which is what makes takeHit and rateLimit atomic here.
+ */
+import type { CompiledLink } from "../../link.ts";
+import type { ClickEvent, HotState, QueuedClick, RateLimitResult } from "../../ports.ts";
+
+interface Entry { link: CompiledLink | null; expiresAt: number }
+
+export class MemoryHotState implements HotState {
+  private links = new Map<string, Entry>();
+  private hits = new Map<string, number>();
+  private seeding = new Map<string, Promise<number>>();
+  private windows = new Map<string, { start: number; count: number }>();
+  private queue: QueuedClick[] = [];
+  private inFlight = new Map<string, QueuedClick>();
+  private seq = 0;
+  private invalidationListeners: ((key: string) => void)[] = [];
+  private channels = new Map<string, ((m: string) => void)[]>();
+  private sweepTimer: ReturnType<typeof setInterval>;
+
+  constructor(private now: () => number = Date.now) {
+    // Expired rate-limit windows would otherwise accumulate one entry per key forever.
+    this.sweepTimer = setInterval(() => this.sweep(), 60_000);
+    (this.sweepTimer as { unref?: () => void }).unref?.();
+  }
+
+  async getLink(key: string) {
+    return this.getLinkSync(key);
+  }
+
+  /** Synchronous read for the embedded redirector's hot path. */
+  getLinkSync(key: string): CompiledLink | null | undefined {
+    const e = this.links.get(key);
+    if (!e) return undefined;
+    if (e.expiresAt <= this.now()) {
+      this.links.delete(key);
+      return undefined;
+    }
+    return e.link;
+  }
+
+  async setLink(key: string, link: CompiledLink | null, ttlMs = link ? 3_600_000 : 5_000) {
+    this.links.set(key, { link, expiresAt: this.now() + ttlMs });
+  }
+
+  async invalidateLink(key: string) {
+    this.links.delete(key);
+    for (const l of this.invalidationListeners) l(key);
+  }
+
+  onLinkInvalidated(listener: (key: string) => void) {
+    this.invalidationListeners.push(listener);
+  }
+
+  async takeHit(linkId: string, max: number, seed: () => Promise<number>): Promise<number> {
+    if (!this.hits.has(linkId)) {
+      // Concurrent first clicks share one seed read, then all increment the same counter.
+      let p = this.seeding.get(linkId);
+      if (!p) {
+        p = seed();
+        this.seeding.set(linkId, p);
+      }
+      try {
+        const seeded = await p;
+        if (!this.hits.has(linkId)) this.hits.set(linkId, seeded);
+      } finally {
+        this.seeding.delete(linkId);
+      }
+    }
+    return this.takeHitSync(linkId, max)!;
+  }
+
+  /** Synchronous variant once the counter is seeded; undefined when it is not. */
+  takeHitSync(linkId: string, max: number): number | undefined {
+    const n = this.hits.get(linkId);
+    if (n === undefined) return undefined;
+    if (n >= max) return -1;
+    this.hits.set(linkId, n + 1);
+    return n + 1;
+  }
+
+  async peekHits(linkId: string) {
+    return this.hits.get(linkId) ?? null;
+  }
+
+  async resetHits(linkId: string) {
+    this.hits.delete(linkId);
+  }
+
+  async rateLimit(bucket: string, limit: number, windowMs: number): Promise<RateLimitResult> {
+    const now = this.now();
+    const start = now - (now % windowMs);
+    let w = this.windows.get(bucket);
+    if (!w || w.start !== start) {
+      w = { start, count: 0 };
+      this.windows.set(bucket, w);
+    }
+    const resetSeconds = Math.max(1, Math.ceil((start + windowMs - now) / 1000));
+    if (w.count >= limit) return { allowed: false, limit, remaining: 0, resetSeconds };
+    w.count++;
+    return { allowed: true, limit, remaining: limit - w.count, resetSeconds };
+  }
+
+  async enqueueClicks(events: ClickEvent[]) {
+    this.enqueueClicksSync(events);
+  }
+
+  enqueueClicksSync(events: ClickEvent[]) {
+    for (const event of events) this.queue.push({ id: String(++this.seq), event });
+  }
+
+  async readClicks(_consumer: string, max: number): Promise<QueuedClick[]> {
+    // Unacknowledged clicks are delivered again first, like a stream's pending list.
+    const out = [...this.inFlight.values()].slice(0, max);
+    const fresh = this.queue.splice(0, max - out.length);
+    for (const c of fresh) this.inFlight.set(c.id, c);
+    return out.concat(fresh);
+  }
+
+  async ackClicks(ids: string[]) {
+    for (const id of ids) this.inFlight.delete(id);
+  }
+
+  async queueDepth() {
+    return this.queue.length + this.inFlight.size;
+  }
+
+  async publish(channel: string, message: string) {
+    for (const l of this.channels.get(channel) ?? []) l(message);
+  }
+
+  subscribe(channel: string, listener: (message: string) => void) {
+    const ls = this.channels.get(channel) ?? [];
+    ls.push(listener);
+    this.channels.set(channel, ls);
+  }
+
+  async ping() {}
+
+  async close() {
+    clearInterval(this.sweepTimer);
+  }
+
+  private sweep() {
+    const now = this.now();
+    for (const [k, w] of this.windows) if (w.start + 3_600_000 < now) this.windows.delete(k);
+    for (const [k, e] of this.links) if (e.expiresAt <= now) this.links.delete(k);
+  }
+}

@@ -1,0 +1,130 @@
+/**
+ * Every environment variable the service reads, parsed and validated once (design §2 "Configuration").
+ * Nothing else in the codebase reads process.env; the parsed Config is passed in.
+ */
+import { resolve } from "node:path";
+
+export type Mode = "embedded" | "scale";
+
+export interface Config {
+  mode: Mode;
+  port: number;
+  baseUrl: string;
+  /** Host of baseUrl: the default domain every link belongs to (design §9 custom domains). */
+  defaultDomain: string;
+  dataDir: string;
+  databaseUrl?: string;
+  redisUrl?: string;
+  redisClusterNodes?: { host: string; port: number }[];
+  countryHeader?: string;
+  geoipDb?: string;
+  trustedProxies: string[];
+  webhookAllowPrivate: boolean;
+  signup: "open" | "closed";
+  /** API requests per minute per key (design §3.3: 120). */
+  rateLimitPerMinute: number;
+  logLevel: "debug" | "info" | "warn" | "error" | "silent";
+  metricsToken?: string;
+}
+
+export class ConfigError extends Error {
+  constructor(readonly variable: string, message: string) {
+    super(`Invalid configuration: ${variable} ${message}`);
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+function nonEmpty(env: Env, name: string): string | undefined {
+  const v = env[name]?.trim();
+  return v ? v : undefined;
+}
+
+function parsePort(env: Env, name: string, fallback: number): number {
+  const raw = nonEmpty(env, name);
+  if (raw === undefined) return fallback;
+  const n = Number(raw);
+  if (!/^\d+$/.test(raw) || n < 0 || n > 65535) throw new ConfigError(name, `must be a port number 0-65535, got "${raw}"`);
+  return n;
+}
+
+function parseBool(env: Env, name: string, fallback: boolean): boolean {
+  const raw = nonEmpty(env, name)?.toLowerCase();
+  if (raw === undefined) return fallback;
+  if (["true", "1", "yes", "on"].includes(raw)) return true;
+  if (["false", "0", "no", "off"].includes(raw)) return false;
+  throw new ConfigError(name, `must be true or false, got "${raw}"`);
+}
+
+function parseUrl(env: Env, name: string, protocols: string[]): string | undefined {
+  const raw = nonEmpty(env, name);
+  if (raw === undefined) return undefined;
+  let u: URL;
+  try {
+    u = new URL(raw);
+  } catch {
+    // Never echo the value: it may hold a password.
+    throw new ConfigError(name, "is not a valid URL");
+  }
+  if (!protocols.includes(u.protocol)) throw new ConfigError(name, `must use ${protocols.join(" or ")}`);
+  return raw;
+}
+
+const CIDR = /^(?:\d{1,3}(?:\.\d{1,3}){3}|[0-9a-fA-F:.]+)(?:\/\d{1,3})?$/;
+
+export function loadConfig(env: Env = process.env): Config {
+  const port = parsePort(env, "PORT", 3000);
+  const baseRaw = parseUrl(env, "BASE_URL", ["http:", "https:"]) ?? `http://localhost:${port}`;
+  const base = new URL(baseRaw);
+  const baseUrl = `${base.protocol}//${base.host}${base.pathname.replace(/\/+$/, "")}`;
+
+  const databaseUrl = parseUrl(env, "DATABASE_URL", ["postgres:", "postgresql:"]);
+  const redisUrl = parseUrl(env, "REDIS_URL", ["redis:", "rediss:"]);
+  const clusterRaw = nonEmpty(env, "REDIS_CLUSTER_NODES");
+  let redisClusterNodes: Config["redisClusterNodes"];
+  if (clusterRaw) {
+    redisClusterNodes = clusterRaw.split(",").map((s) => {
+      const m = /^\s*([^:\s]+):(\d{1,5})\s*$/.exec(s);
+      if (!m) throw new ConfigError("REDIS_CLUSTER_NODES", `must be comma-separated host:port, got "${s.trim()}"`);
+      return { host: m[1], port: Number(m[2]) };
+    });
+  }
+  const hasRedis = Boolean(redisUrl || redisClusterNodes);
+  if (databaseUrl && !hasRedis) throw new ConfigError("REDIS_URL", "must be set when DATABASE_URL is set (scale mode needs both)");
+  if (hasRedis && !databaseUrl) throw new ConfigError("DATABASE_URL", "must be set when REDIS_URL or REDIS_CLUSTER_NODES is set (scale mode needs both)");
+
+  const countryHeader = nonEmpty(env, "COUNTRY_HEADER")?.toLowerCase();
+  if (countryHeader && !/^[a-z0-9-]+$/.test(countryHeader)) throw new ConfigError("COUNTRY_HEADER", "must be an HTTP header name");
+
+  const trustedProxies = (nonEmpty(env, "TRUSTED_PROXIES") ?? "").split(",").map((s) => s.trim()).filter(Boolean);
+  for (const p of trustedProxies) if (!CIDR.test(p)) throw new ConfigError("TRUSTED_PROXIES", `has an invalid address or CIDR "${p}"`);
+
+  const signup = (nonEmpty(env, "SIGNUP") ?? "open").toLowerCase();
+  if (signup !== "open" && signup !== "closed") throw new ConfigError("SIGNUP", `must be "open" or "closed", got "${signup}"`);
+
+  const rateRaw = nonEmpty(env, "RATE_LIMIT_PER_MINUTE");
+  const rateLimitPerMinute = rateRaw === undefined ? 120 : Number(rateRaw);
+  if (!Number.isInteger(rateLimitPerMinute) || rateLimitPerMinute < 1) throw new ConfigError("RATE_LIMIT_PER_MINUTE", "must be a positive integer");
+
+  const logLevel = (nonEmpty(env, "LOG_LEVEL") ?? "info").toLowerCase();
+  if (!["debug", "info", "warn", "error", "silent"].includes(logLevel)) throw new ConfigError("LOG_LEVEL", "must be debug, info, warn, error or silent");
+
+  return {
+    mode: databaseUrl ? "scale" : "embedded",
+    port,
+    baseUrl,
+    defaultDomain: base.host.toLowerCase(),
+    dataDir: resolve(nonEmpty(env, "DATA_DIR") ?? "./data"),
+    databaseUrl,
+    redisUrl,
+    redisClusterNodes,
+    countryHeader,
+    geoipDb: nonEmpty(env, "GEOIP_DB"),
+    trustedProxies,
+    webhookAllowPrivate: parseBool(env, "WEBHOOK_ALLOW_PRIVATE", false),
+    signup,
+    rateLimitPerMinute,
+    logLevel: logLevel as Config["logLevel"],
+    metricsToken: nonEmpty(env, "METRICS_TOKEN"),
+  };
+}

@@ -1,0 +1,80 @@
+/**
+ * The whole error contract (design §3.3) in one place: a stable `code`, its HTTP status and title.
+ * Errors are values (`AppError`) created anywhere and turned into problem+json once, at the edge.
+ */
+export const ERROR_CODES = {
+  invalid_json: { status: 400, title: "Body is not valid JSON" },
+  unsupported_media_type: { status: 415, title: "Unsupported media type" },
+  invalid_input: { status: 400, title: "Invalid input" },
+  slug_reserved: { status: 400, title: "Slug is reserved" },
+  unauthorized: { status: 401, title: "Unauthorized" },
+  forbidden: { status: 403, title: "Forbidden" },
+  not_found: { status: 404, title: "Not found" },
+  method_not_allowed: { status: 405, title: "Method not allowed" },
+  slug_taken: { status: 409, title: "Slug already taken" },
+  payload_too_large: { status: 413, title: "Payload too large" },
+  rate_limited: { status: 429, title: "Too many requests" },
+  unavailable: { status: 503, title: "Service unavailable" },
+  internal: { status: 500, title: "Internal error" },
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+export interface FieldError {
+  path: string;
+  message: string;
+}
+
+export interface Problem {
+  type: string;
+  title: string;
+  status: number;
+  detail: string;
+  code: ErrorCode;
+  errors?: FieldError[];
+}
+
+export class AppError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly errors?: FieldError[];
+  /** Seconds, for 429 and 503 answers. */
+  readonly retryAfter?: number;
+
+  constructor(code: ErrorCode, detail?: string, opts: { errors?: FieldError[]; retryAfter?: number } = {}) {
+    super(detail ?? ERROR_CODES[code].title);
+    this.code = code;
+    this.status = ERROR_CODES[code].status;
+    this.errors = opts.errors;
+    this.retryAfter = opts.retryAfter;
+  }
+
+  toProblem(): Problem {
+    const p: Problem = {
+      type: `https://clink.dev/problems/${this.code.replace(/_/g, "-")}`,
+      title: ERROR_CODES[this.code].title,
+      status: this.status,
+      detail: this.message,
+      code: this.code,
+    };
+    if (this.errors?.length) p.errors = this.errors;
+    return p;
+  }
+}
+
+export const invalidInput = (errors: FieldError[], detail = "One or more fields are invalid") =>
+  new AppError("invalid_input", detail, { errors });
+
+/** Any thrown value as an AppError; internals are never exposed (a bug becomes a generic 500). */
+export function toAppError(err: unknown): AppError {
+  if (err instanceof AppError) return err;
+  return new AppError("internal", "An unexpected error occurred");
+}
+
+/** problem+json Response for an error, with the headers the contract requires. */
+export function problemResponse(err: AppError, extraHeaders?: Record<string, string>): Response {
+  const headers: Record<string, string> = { "content-type": "application/problem+json", ...extraHeaders };
+  if (err.code === "unauthorized") headers["www-authenticate"] = 'Bearer realm="api"';
+  if (err.retryAfter !== undefined) headers["retry-after"] = String(err.retryAfter);
+  return new Response(JSON.stringify(err.toProblem()), { status: err.status, headers });
+}

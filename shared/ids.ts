@@ -1,0 +1,45 @@
+/** Identifiers, slugs, API keys and session tokens: everything random lives here. */
+import { customAlphabet, urlAlphabet } from "nanoid";
+
+const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+const base62 = customAlphabet(BASE62, 32);
+const slug7 = customAlphabet(urlAlphabet, 7);
+const id21 = customAlphabet(BASE62, 21);
+
+/** Primary keys: 21 base62 characters (~125 bits). */
+export const newId = (): string => id21();
+
+/** Random slugs: 7 characters of nanoid's URL alphabet (design §3.2). */
+export const randomSlug = (): string => slug7();
+
+function checksum(body: string): string {
+  let n = Bun.hash.crc32(body) >>> 0;
+  let s = "";
+  for (let i = 0; i < 6; i++) {
+    s += BASE62[n % 62];
+    n = Math.floor(n / 62);
+  }
+  return s;
+}
+
+/** `ck_` + 32 random base62 characters + a 6-character CRC32 checksum, so typos are refused without a lookup. */
+export function newApiKey(): string {
+  const body = base62();
+  return `ck_${body}${checksum(body)}`;
+}
+
+const KEY_SHAPE = /^ck_([A-Za-z0-9]{32})([A-Za-z0-9]{6})$/;
+
+export function isWellFormedApiKey(key: string): boolean {
+  const m = KEY_SHAPE.exec(key);
+  return m !== null && checksum(m[1]) === m[2];
+}
+
+export function sha256Hex(value: string): string {
+  return new Bun.CryptoHasher("sha256").update(value).digest("hex");
+}
+
+export const keyDisplayPrefix = (key: string): string => key.slice(0, 7);
+
+/** Session tokens and CSRF tokens: 32 base62 characters. */
+export const newToken = (): string => base62();

@@ -1,0 +1,159 @@
+/**
+ * The link as stored (LinkRecord), as shown by the API (LinkObject, §3.1) and as the redirector
+ * reads it (CompiledLink): a compact record with everything the hot path needs precomputed once,
+ * when the link is stored, so a click does no parsing.
+ */
+import type { LinkObject } from "./schemas.ts";
+
+export type LinkStatus = "active" | "paused" | "archived";
+export type RuleKind = "country" | "device";
+export interface Rule { kind: RuleKind; match: string; url: string }
+export interface AbVariant { url: string; weight: number }
+
+export interface LinkRecord {
+  id: string;
+  accountId: string;
+  /** Links are keyed by domain + slug from the start (design §9 custom domains). */
+  domain: string;
+  slug: string;
+  target: string;
+  status: LinkStatus;
+  /** Epoch milliseconds. */
+  createdAt: number;
+  updatedAt: number;
+  expiresAt: number | null;
+  startsAt: number | null;
+  maxHits: number | null;
+  hits: number;
+  passwordHash: string | null;
+  tags: string[];
+  folder: string | null;
+  utmSource: string | null;
+  utmMedium: string | null;
+  utmCampaign: string | null;
+  rules: Rule[];
+  abUrls: AbVariant[];
+  webhookUrl: string | null;
+  webhookSecret: string | null;
+  serveOg: boolean;
+  ogTitle: string | null;
+  ogDescription: string | null;
+  ogImageUrl: string | null;
+}
+
+export type DeviceMatch = "desktop" | "mobile" | "tablet" | "ios" | "android";
+
+export interface CompiledRule {
+  kind: RuleKind;
+  /** Country: upper-case ISO code. Device: one of DeviceMatch. */
+  match: string;
+  /** Destination with UTM parameters already applied. */
+  url: string;
+}
+
+/** What the redirector needs, JSON-serialisable so Redis can hold it. */
+export interface CompiledLink {
+  v: 1;
+  id: string;
+  accountId: string;
+  slug: string;
+  /** Target with UTM parameters already applied. */
+  target: string;
+  /** The raw target, for webhook payloads. */
+  rawTarget: string;
+  status: LinkStatus;
+  expiresAt: number | null;
+  startsAt: number | null;
+  maxHits: number | null;
+  passwordHash: string | null;
+  rules: CompiledRule[];
+  /** A/B destinations (UTM applied) with cumulative weights normalised to end at 1. */
+  ab: { url: string; upTo: number }[];
+  needsCountry: boolean;
+  needsDevice: boolean;
+  webhookUrl: string | null;
+  webhookSecret: string | null;
+  og: { title: string | null; description: string | null; imageUrl: string | null } | null;
+  updatedAt: number;
+}
+
+export function linkKey(domain: string, slug: string): string {
+  return `${domain}/${slug}`;
+}
+
+/** Adds the link's UTM fields to a destination; parameters already on the destination are replaced. */
+export function applyUtm(url: string, link: Pick<LinkRecord, "utmSource" | "utmMedium" | "utmCampaign">): string {
+  if (!link.utmSource && !link.utmMedium && !link.utmCampaign) return url;
+  const u = new URL(url);
+  if (link.utmSource) u.searchParams.set("utm_source", link.utmSource);
+  if (link.utmMedium) u.searchParams.set("utm_medium", link.utmMedium);
+  if (link.utmCampaign) u.searchParams.set("utm_campaign", link.utmCampaign);
+  return u.toString();
+}
+
+export function compileLink(link: LinkRecord): CompiledLink {
+  const rules = link.rules.map((r) => ({
+    kind: r.kind,
+    match: r.kind === "country" ? r.match.toUpperCase() : r.match.toLowerCase(),
+    url: applyUtm(r.url, link),
+  }));
+  const total = link.abUrls.reduce((s, v) => s + v.weight, 0);
+  let acc = 0;
+  const ab = link.abUrls.map((v, i) => {
+    acc += v.weight;
+    return { url: applyUtm(v.url, link), upTo: i === link.abUrls.length - 1 ? 1 : acc / total };
+  });
+  return {
+    v: 1,
+    id: link.id,
+    accountId: link.accountId,
+    slug: link.slug,
+    target: applyUtm(link.target, link),
+    rawTarget: link.target,
+    status: link.status,
+    expiresAt: link.expiresAt,
+    startsAt: link.startsAt,
+    maxHits: link.maxHits,
+    passwordHash: link.passwordHash,
+    rules,
+    ab,
+    needsCountry: rules.some((r) => r.kind === "country"),
+    needsDevice: rules.some((r) => r.kind === "device"),
+    webhookUrl: link.webhookUrl,
+    webhookSecret: link.webhookSecret,
+    og: link.serveOg ? { title: link.ogTitle, description: link.ogDescription, imageUrl: link.ogImageUrl } : null,
+    updatedAt: link.updatedAt,
+  };
+}
+
+const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+
+/** The API view of a link (§3.1); the password hash never leaves. */
+export function toLinkObject(link: LinkRecord, baseUrl: string): LinkObject {
+  return {
+    slug: link.slug,
+    shortUrl: `${baseUrl}/${link.slug}`,
+    target: link.target,
+    status: link.status,
+    createdAt: new Date(link.createdAt).toISOString(),
+    updatedAt: new Date(link.updatedAt).toISOString(),
+    expiresAt: iso(link.expiresAt),
+    startsAt: iso(link.startsAt),
+    maxHits: link.maxHits,
+    hits: link.hits,
+    hasPassword: link.passwordHash !== null,
+    tags: link.tags,
+    folder: link.folder,
+    utmSource: link.utmSource,
+    utmMedium: link.utmMedium,
+    utmCampaign: link.utmCampaign,
+    rules: link.rules,
+    abUrls: link.abUrls,
+    webhookUrl: link.webhookUrl,
+    serveOg: link.serveOg,
+    ogTitle: link.ogTitle,
+    ogDescription: link.ogDescription,
+    ogImageUrl: link.ogImageUrl,
+    webhookSecret: link.webhookSecret,
+  };
+}

@@ -1,0 +1,168 @@
+/**
+ * The storage ports (design §2). Each has two adapters and one contract test suite run against both:
+ * LinkStore (SQLite, Postgres) is the source of truth; HotState (memory, Redis) holds what the hot path reads.
+ */
+import type { CompiledLink, LinkRecord, LinkStatus } from "./link.ts";
+
+export interface Account {
+  id: string;
+  email: string;
+  passwordHash: string;
+  createdAt: number;
+}
+
+export interface Session {
+  /** SHA-256 of the session token; the token itself is only in the visitor's cookie. */
+  idHash: string;
+  accountId: string;
+  csrfToken: string;
+  createdAt: number;
+  expiresAt: number;
+}
+
+export interface ApiKeyRecord {
+  id: string;
+  accountId: string;
+  name: string;
+  /** SHA-256 hex of the full key; the key itself is shown once and never stored. */
+  keyHash: string;
+  /** Display prefix, e.g. "ck_AbC1". */
+  prefix: string;
+  createdAt: number;
+  lastUsedAt: number | null;
+  revokedAt: number | null;
+}
+
+export interface LinkFilter {
+  limit: number;
+  /** Opaque to callers: the id of the last link on the previous page. */
+  cursor?: string;
+  tag?: string;
+  folder?: string;
+  status?: LinkStatus;
+  q?: string;
+}
+
+/** A click as written to storage: the address is already reduced to a country, never stored raw. */
+export interface StoredClick {
+  /** Unique per click so a redelivered batch is written once. */
+  id: string;
+  linkId: string;
+  ts: number;
+  country: string | null;
+  device: string;
+  browser: string;
+  os: string;
+  referrer: string | null;
+  /** Index of the A/B variant served, null when none. */
+  variant: number | null;
+}
+
+export interface RollupStats {
+  total: number;
+  byDevice: Record<string, number>;
+  byBrowser: Record<string, number>;
+  byCountry: Record<string, number>;
+  byVariant: Record<string, number>;
+  /** Clicks per hour (hour start in epoch ms) since `fromHour`; hours without clicks are absent. */
+  hourly: { hour: number; clicks: number }[];
+}
+
+export interface LinkStore {
+  /** Applies pending migrations; safe when two processes start together. */
+  migrate(): Promise<void>;
+  ping(): Promise<void>;
+  close(): Promise<void>;
+
+  createAccount(account: Account): Promise<boolean>; // false: email already registered
+  getAccountByEmail(email: string): Promise<Account | null>;
+  getAccount(id: string): Promise<Account | null>;
+
+  createSession(session: Session): Promise<void>;
+  getSession(idHash: string): Promise<Session | null>;
+  deleteSession(idHash: string): Promise<void>;
+
+  createApiKey(key: ApiKeyRecord): Promise<void>;
+  findApiKeyByHash(keyHash: string): Promise<ApiKeyRecord | null>;
+  listApiKeys(accountId: string): Promise<ApiKeyRecord[]>;
+  /** Returns the revoked key, or null when it is unknown or another account's. */
+  revokeApiKey(accountId: string, id: string, at: number): Promise<ApiKeyRecord | null>;
+  touchApiKey(id: string, at: number): Promise<void>;
+
+  /** One multi-row write. Returns, per input row, whether it was inserted (false: domain+slug taken). */
+  insertLinks(links: LinkRecord[]): Promise<boolean[]>;
+  getLink(domain: string, slug: string): Promise<LinkRecord | null>;
+  getLinkById(id: string): Promise<LinkRecord | null>;
+  /** Writes every field of the link (by id) except hits and createdAt. */
+  updateLink(link: LinkRecord): Promise<void>;
+  deleteLink(id: string): Promise<void>;
+  /** Newest first. */
+  listLinks(accountId: string, filter: LinkFilter): Promise<{ links: LinkRecord[]; nextCursor: string | null }>;
+
+  /** Raw clicks, hourly rollups and link hit counts in one transaction; clicks already written are skipped. */
+  recordClicks(clicks: StoredClick[]): Promise<void>;
+  getStats(linkId: string, fromHour: number): Promise<RollupStats>;
+}
+
+/** A click as the redirector saw it, before the consumer reduces it to a StoredClick. */
+export interface ClickEvent {
+  id: string;
+  linkId: string;
+  ts: number;
+  /** Raw User-Agent (at most 512 characters); parsed off the hot path. */
+  ua: string;
+  /** Client address, used only to look up the country; never stored. */
+  ip: string | null;
+  /** Country when the hot path already knew it (trusted header or a country rule). */
+  country: string | null;
+  referrer: string | null;
+  variant: number | null;
+}
+
+export interface RateLimitResult {
+  allowed: boolean;
+  limit: number;
+  remaining: number;
+  /** Seconds until the window resets. */
+  resetSeconds: number;
+}
+
+export interface QueuedClick {
+  id: string;
+  event: ClickEvent;
+}
+
+export interface HotState {
+  /** undefined: not cached; null: cached as unknown (negative cache). */
+  getLink(key: string): Promise<CompiledLink | null | undefined>;
+  setLink(key: string, link: CompiledLink | null, ttlMs?: number): Promise<void>;
+  /** Drops the cached link and tells every process (redirectors) to drop its in-process copy. */
+  invalidateLink(key: string): Promise<void>;
+  onLinkInvalidated(listener: (key: string) => void): void;
+
+  /**
+   * One atomic step: if the link's counter is below `max`, increments it and returns the new count;
+   * otherwise returns -1. A missing counter is first seeded with `seed()` (e.g. from the LinkStore).
+   */
+  takeHit(linkId: string, max: number, seed: () => Promise<number>): Promise<number>;
+  /** Current counter, or null when not present. */
+  peekHits(linkId: string): Promise<number | null>;
+  /** Forget a link's counter (link deleted or its maxHits changed). */
+  resetHits(linkId: string): Promise<void>;
+
+  /** Fixed window counter, exact under concurrency. */
+  rateLimit(bucket: string, limit: number, windowMs: number): Promise<RateLimitResult>;
+
+  enqueueClicks(events: ClickEvent[]): Promise<void>;
+  /** Clicks not yet acknowledged by any consumer (oldest first), at most `max`. */
+  readClicks(consumer: string, max: number): Promise<QueuedClick[]>;
+  ackClicks(ids: string[]): Promise<void>;
+  /** Number of clicks waiting (for readiness and metrics). */
+  queueDepth(): Promise<number>;
+
+  publish(channel: string, message: string): Promise<void>;
+  subscribe(channel: string, listener: (message: string) => void): void;
+
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}

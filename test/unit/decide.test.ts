@@ -1,0 +1,102 @@
+import { describe, expect, test } from "bun:test";
+import { decide, pickDestination, type RequestFacts } from "../../shared/decide.ts";
+import { compileLink, type LinkRecord } from "../../shared/link.ts";
+
+const NOW = Date.parse("2026-06-01T12:00:00Z");
+const HOUR = 3_600_000;
+
+function link(over: Partial<LinkRecord> = {}): LinkRecord {
+  return {
+    id: "l1", accountId: "a1", domain: "s.test", slug: "abc", target: "https://example.com/landing", status: "active",
+    createdAt: NOW - HOUR, updatedAt: NOW - HOUR, expiresAt: null, startsAt: null, maxHits: null, hits: 0, passwordHash: null,
+    tags: [], folder: null, utmSource: null, utmMedium: null, utmCampaign: null, rules: [], abUrls: [], webhookUrl: null,
+    webhookSecret: null, serveOg: false, ogTitle: null, ogDescription: null, ogImageUrl: null, ...over,
+  };
+}
+
+function facts(over: Partial<RequestFacts> = {}): RequestFacts {
+  return {
+    method: "GET", unlocked: false, draw: 0.5, isCrawler: () => false, country: () => null,
+    device: () => ({ type: "desktop", os: "other" }), ...over,
+  };
+}
+
+const EX = "https://example.com/landing";
+
+describe("decide: the order of design §4", () => {
+  const cases: [string, LinkRecord | null, Partial<RequestFacts>, number, object][] = [
+    ["unknown slug → not_found", null, {}, 0, { kind: "not_found" }],
+    ["paused → not_found", link({ status: "paused" }), {}, 0, { kind: "not_found" }],
+    ["archived → gone", link({ status: "archived" }), {}, 0, { kind: "gone", reason: "archived" }],
+    ["expired → gone", link({ expiresAt: NOW - 1 }), {}, 0, { kind: "gone", reason: "expired" }],
+    ["expiry exactly now → gone", link({ expiresAt: NOW }), {}, 0, { kind: "gone", reason: "expired" }],
+    ["not yet expired → redirect", link({ expiresAt: NOW + 1 }), {}, 0, { kind: "redirect", url: EX, variant: null, count: true }],
+    ["before startsAt → too_early", link({ startsAt: NOW + HOUR }), {}, 0, { kind: "too_early", startsAt: NOW + HOUR }],
+    ["after startsAt → redirect", link({ startsAt: NOW - 1 }), {}, 0, { kind: "redirect", url: EX, variant: null, count: true }],
+    ["expired beats too early", link({ startsAt: NOW + HOUR, expiresAt: NOW - 1 }), {}, 0, { kind: "gone", reason: "expired" }],
+    ["maxHits reached → gone", link({ maxHits: 3 }), {}, 3, { kind: "gone", reason: "limit" }],
+    ["below maxHits → redirect", link({ maxHits: 3 }), {}, 2, { kind: "redirect", url: EX, variant: null, count: true }],
+    ["password → form", link({ passwordHash: "h" }), {}, 0, { kind: "password" }],
+    ["password + crawler + OG → form, no destination", link({ passwordHash: "h", serveOg: true }), { isCrawler: () => true }, 0, { kind: "password" }],
+    ["password unlocked → redirect", link({ passwordHash: "h" }), { unlocked: true, method: "POST" }, 0, { kind: "redirect", url: EX, variant: null, count: true }],
+    ["expired beats password", link({ passwordHash: "h", expiresAt: NOW - 1 }), {}, 0, { kind: "gone", reason: "expired" }],
+    ["limit beats password", link({ passwordHash: "h", maxHits: 1 }), {}, 1, { kind: "gone", reason: "limit" }],
+    ["OG + crawler → preview", link({ serveOg: true }), { isCrawler: () => true }, 0, { kind: "preview", destination: EX }],
+    ["OG + human → redirect", link({ serveOg: true }), {}, 0, { kind: "redirect", url: EX, variant: null, count: true }],
+    ["crawler without OG → counted redirect", link(), { isCrawler: () => true }, 0, { kind: "redirect", url: EX, variant: null, count: true }],
+    ["HEAD → redirect not counted", link(), { method: "HEAD" }, 0, { kind: "redirect", url: EX, variant: null, count: false }],
+    ["UTM applied to target", link({ utmSource: "nl", utmCampaign: "spring sale" }), {}, 0,
+      { kind: "redirect", url: "https://example.com/landing?utm_source=nl&utm_campaign=spring+sale", variant: null, count: true }],
+  ];
+  for (const [name, l, f, hits, expected] of cases) {
+    test(name, () => {
+      expect(decide(l ? compileLink(l) : null, facts(f), NOW, hits)).toEqual(expected as never);
+    });
+  }
+});
+
+describe("pickDestination: rules, then weighted A/B, then target", () => {
+  const rules = [
+    { kind: "country" as const, match: "de", url: "https://example.de/" },
+    { kind: "device" as const, match: "ios", url: "https://apps.apple.com/x" },
+    { kind: "device" as const, match: "MOBILE", url: "https://m.example.com/" },
+  ];
+  const ab = [
+    { url: "https://a.example.com/", weight: 1 },
+    { url: "https://b.example.com/", weight: 3 },
+  ];
+  const cases: [string, Partial<LinkRecord>, Partial<RequestFacts>, string, number | null][] = [
+    ["country rule matches (case-insensitive code)", { rules }, { country: () => "DE" }, "https://example.de/", null],
+    ["device os rule", { rules }, { device: () => ({ type: "mobile", os: "ios" }) }, "https://apps.apple.com/x", null],
+    ["device type rule", { rules }, { device: () => ({ type: "mobile", os: "android" }) }, "https://m.example.com/", null],
+    ["first matching rule wins", { rules }, { country: () => "DE", device: () => ({ type: "mobile", os: "ios" }) }, "https://example.de/", null],
+    ["no rule matches → target", { rules }, {}, EX, null],
+    ["unknown country never matches", { rules }, { country: () => null }, EX, null],
+    ["A/B low draw → first variant", { abUrls: ab }, { draw: 0.1 }, "https://a.example.com/", 0],
+    ["A/B draw at boundary → second variant", { abUrls: ab }, { draw: 0.25 }, "https://b.example.com/", 1],
+    ["A/B high draw → last variant", { abUrls: ab }, { draw: 0.999999 }, "https://b.example.com/", 1],
+    ["rule beats A/B", { rules, abUrls: ab }, { country: () => "DE", draw: 0.1 }, "https://example.de/", null],
+    ["A/B when no rule matches", { rules, abUrls: ab }, { draw: 0.1 }, "https://a.example.com/", 0],
+    ["UTM applied to rule destination", { rules, utmMedium: "email" }, { country: () => "DE" }, "https://example.de/?utm_medium=email", null],
+    ["UTM applied to A/B destination", { abUrls: ab, utmSource: "x" }, { draw: 0.9 }, "https://b.example.com/?utm_source=x", 1],
+  ];
+  for (const [name, over, f, url, variant] of cases) {
+    test(name, () => {
+      expect(pickDestination(compileLink(link(over)), facts(f))).toEqual({ url, variant });
+    });
+  }
+
+  test("costly facts are not computed for links that do not need them", () => {
+    let asked = 0;
+    const spy = facts({ country: () => (asked++, "US"), device: () => (asked++, { type: "desktop", os: "other" }), isCrawler: () => (asked++, false) });
+    decide(compileLink(link({ abUrls: ab })), spy, NOW, 0);
+    expect(asked).toBe(0);
+  });
+
+  test("A/B weights are honoured over many draws", () => {
+    const c = compileLink(link({ abUrls: ab }));
+    let b = 0;
+    for (let i = 0; i < 4000; i++) if (pickDestination(c, facts({ draw: i / 4000 })).variant === 1) b++;
+    expect(b).toBe(3000);
+  });
+});
