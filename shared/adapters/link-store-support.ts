@@ -1,0 +1,102 @@
+/**
+ * Pieces both LinkStore adapters (SQLite, Postgres) share so they behave identically where the port is
+ * silent: the list cursor format, LIKE escaping, hour buckets and how grouped rollup rows become RollupStats.
+ */
+import { AppError } from "../errors.ts";
+import type { RollupStats } from "../ports.ts";
+
+export const HOUR_MS = 3_600_000;
+
+/** Start of the hour containing `ts` (epoch ms). */
+export const hourStart = (ts: number): number => Math.floor(ts / HOUR_MS) * HOUR_MS;
+
+/** Rollup key for "no country known" / "no A/B variant": primary key columns cannot be NULL. */
+export const NO_COUNTRY = "";
+export const NO_VARIANT = -1;
+/** How an unknown country is reported in `byCountry`. */
+export const UNKNOWN_COUNTRY_KEY = "unknown";
+
+/** Upper bound on a page, whatever the caller asks (the API allows 500). */
+export const MAX_PAGE = 1000;
+
+export function pageSize(limit: number): number {
+  if (!Number.isFinite(limit)) return 50;
+  return Math.min(MAX_PAGE, Math.max(1, Math.floor(limit)));
+}
+
+/** Keyset position: the (createdAt, id) of the last link on the previous page. */
+export interface LinkCursor {
+  createdAt: number;
+  id: string;
+}
+
+export function encodeCursor(c: LinkCursor): string {
+  return Buffer.from(JSON.stringify([c.createdAt, c.id])).toString("base64url");
+}
+
+const invalidCursor = () =>
+  new AppError("invalid_input", "cursor is invalid", { errors: [{ path: "/cursor", message: "invalid cursor" }] });
+
+/** Empty or absent means "first page"; anything that is not a cursor we made is invalid input, never a 500. */
+export function decodeCursor(cursor: string | undefined): LinkCursor | null {
+  if (cursor === undefined || cursor === "") return null;
+  if (cursor.length > 512 || !/^[A-Za-z0-9_-]+$/.test(cursor)) throw invalidCursor();
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"));
+  } catch {
+    throw invalidCursor();
+  }
+  if (
+    !Array.isArray(parsed) ||
+    parsed.length !== 2 ||
+    !Number.isSafeInteger(parsed[0]) ||
+    typeof parsed[1] !== "string" ||
+    parsed[1].length === 0
+  ) {
+    throw invalidCursor();
+  }
+  return { createdAt: parsed[0], id: parsed[1] };
+}
+
+/** `%q%` with LIKE wildcards in q taken literally (escape character: backslash). Lower-cased. */
+export function likeContains(q: string): string {
+  return `%${q.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+}
+
+export interface RollupGroupRow {
+  device: string;
+  browser: string;
+  country: string;
+  variant: number;
+  clicks: number;
+}
+
+/**
+ * Folds rows grouped by (device, browser, country, variant) into the breakdowns of RollupStats.
+ * Maps, not object literals, while counting: a browser named "constructor" or "__proto__" stays a plain key.
+ */
+export function foldRollups(groups: RollupGroupRow[], hourly: { hour: number; clicks: number }[]): RollupStats {
+  const byDevice = new Map<string, number>();
+  const byBrowser = new Map<string, number>();
+  const byCountry = new Map<string, number>();
+  const byVariant = new Map<string, number>();
+  const add = (into: Map<string, number>, key: string, n: number) => into.set(key, (into.get(key) ?? 0) + n);
+  let total = 0;
+  for (const g of groups) {
+    const n = Number(g.clicks);
+    total += n;
+    add(byDevice, g.device, n);
+    add(byBrowser, g.browser, n);
+    add(byCountry, g.country === NO_COUNTRY ? UNKNOWN_COUNTRY_KEY : g.country, n);
+    if (g.variant >= 0) add(byVariant, String(g.variant), n);
+  }
+  return {
+    total,
+    byDevice: Object.fromEntries(byDevice),
+    byBrowser: Object.fromEntries(byBrowser),
+    byCountry: Object.fromEntries(byCountry),
+    byVariant: Object.fromEntries(byVariant),
+    hourly: hourly.map((h) => ({ hour: Number(h.hour), clicks: Number(h.clicks) })),
+  };
+}

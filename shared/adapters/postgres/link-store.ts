@@ -1,0 +1,448 @@
+/**
+ * LinkStore on Postgres (`postgres` package, postgres.js 3.4): scale mode's source of truth.
+ * Batch writes are single statements over arrays (`unnest`), so their text, and therefore their server-side
+ * prepared statement, is the same whatever the batch size, and no parameter limit applies.
+ * Connection failures surface as AppError "unavailable" (503) rather than as internal errors.
+ */
+import postgres from "postgres";
+import { AppError } from "../../errors.ts";
+import type { LinkRecord } from "../../link.ts";
+import type { Account, ApiKeyRecord, LinkFilter, LinkStore, RollupStats, Session, StoredClick } from "../../ports.ts";
+import {
+  NO_COUNTRY,
+  NO_VARIANT,
+  decodeCursor,
+  encodeCursor,
+  foldRollups,
+  likeContains,
+  pageSize,
+  type RollupGroupRow,
+} from "../link-store-support.ts";
+import { applyPostgresMigrations } from "./migrations.ts";
+
+export interface PostgresLinkStoreOptions {
+  /** Schema holding the tables; created by migrate() when missing. Default: the server's search_path. */
+  schema?: string;
+  /** Pool size (default 10). */
+  max?: number;
+}
+
+/** Error codes meaning "the database cannot be reached right now", not "this request is wrong". */
+const UNAVAILABLE_CODES = new Set([
+  "ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "EHOSTUNREACH", "ENETUNREACH", "ENOTFOUND", "EAI_AGAIN", "EPIPE",
+  "CONNECT_TIMEOUT", "CONNECTION_CLOSED", "CONNECTION_ENDED", "CONNECTION_DESTROYED",
+  "57P01", "57P02", "57P03", // admin shutdown, crash shutdown, cannot connect now
+  "53300", // too many connections
+]);
+
+function toStorageError(err: unknown): unknown {
+  const code = (err as { code?: unknown } | null)?.code;
+  if (typeof code === "string" && UNAVAILABLE_CODES.has(code)) {
+    const e = new AppError("unavailable", "Storage is unavailable", { retryAfter: 1 });
+    e.cause = err;
+    return e;
+  }
+  const pg = err as { code?: unknown; constraint_name?: unknown } | null;
+  if (pg?.code === "23505" && pg.constraint_name === "links_domain_slug_key") {
+    return new AppError("slug_taken", "Slug already taken");
+  }
+  return err;
+}
+
+/** bigint columns (epoch ms, counters) as JS numbers: all of them stay far below 2^53. */
+const int8AsNumber = {
+  to: 20,
+  from: [20],
+  serialize: (x: number) => String(x),
+  parse: (x: string) => Number(x),
+};
+
+interface LinkRow {
+  id: string;
+  account_id: string;
+  domain: string;
+  slug: string;
+  target: string;
+  status: LinkRecord["status"];
+  created_at: number;
+  updated_at: number;
+  expires_at: number | null;
+  starts_at: number | null;
+  max_hits: number | null;
+  hits: number;
+  password_hash: string | null;
+  tags: string[];
+  folder: string | null;
+  utm_source: string | null;
+  utm_medium: string | null;
+  utm_campaign: string | null;
+  rules: LinkRecord["rules"];
+  ab_urls: LinkRecord["abUrls"];
+  webhook_url: string | null;
+  webhook_secret: string | null;
+  serve_og: boolean;
+  og_title: string | null;
+  og_description: string | null;
+  og_image_url: string | null;
+}
+
+const LINK_COLUMNS = `id, account_id, domain, slug, target, status, created_at, updated_at, expires_at, starts_at,
+  max_hits, hits, password_hash, tags, folder, utm_source, utm_medium, utm_campaign, rules, ab_urls, webhook_url,
+  webhook_secret, serve_og, og_title, og_description, og_image_url`;
+
+function rowToLink(r: LinkRow): LinkRecord {
+  return {
+    id: r.id,
+    accountId: r.account_id,
+    domain: r.domain,
+    slug: r.slug,
+    target: r.target,
+    status: r.status,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+    expiresAt: r.expires_at,
+    startsAt: r.starts_at,
+    maxHits: r.max_hits,
+    hits: r.hits,
+    passwordHash: r.password_hash,
+    tags: r.tags,
+    folder: r.folder,
+    utmSource: r.utm_source,
+    utmMedium: r.utm_medium,
+    utmCampaign: r.utm_campaign,
+    rules: r.rules,
+    abUrls: r.ab_urls,
+    webhookUrl: r.webhook_url,
+    webhookSecret: r.webhook_secret,
+    serveOg: r.serve_og,
+    ogTitle: r.og_title,
+    ogDescription: r.og_description,
+    ogImageUrl: r.og_image_url,
+  };
+}
+
+const API_KEY_COLUMNS = `id, account_id AS "accountId", name, key_hash AS "keyHash", prefix, created_at AS "createdAt",
+  last_used_at AS "lastUsedAt", revoked_at AS "revokedAt"`;
+
+export class PostgresLinkStore implements LinkStore {
+  private readonly sql;
+  private readonly schema: string | undefined;
+
+  constructor(url: string, opts: PostgresLinkStoreOptions = {}) {
+    if (opts.schema !== undefined && !/^[a-z_][a-z0-9_]{0,62}$/.test(opts.schema)) {
+      throw new Error(`Invalid Postgres schema name "${opts.schema}": use lower-case letters, digits and _`);
+    }
+    this.schema = opts.schema;
+    this.sql = postgres(url, {
+      max: opts.max ?? 10,
+      connect_timeout: 5, // a database that is down fails fast instead of hanging requests
+      onnotice: () => {}, // "schema already exists, skipping" and the like are not worth a log line
+      types: { int8: int8AsNumber },
+      // A startup parameter, so every pooled connection (also ones opened later) uses the schema.
+      connection: opts.schema ? { search_path: opts.schema, application_name: "clink" } : { application_name: "clink" },
+    });
+  }
+
+  /** Runs `work`, turning connection failures into AppError "unavailable". */
+  private async run<T>(work: () => Promise<T>): Promise<T> {
+    try {
+      return await work();
+    } catch (err) {
+      throw toStorageError(err);
+    }
+  }
+
+  migrate(): Promise<void> {
+    return this.run(() => applyPostgresMigrations(this.sql, this.schema));
+  }
+
+  ping(): Promise<void> {
+    return this.run(async () => {
+      await this.sql`SELECT 1`;
+    });
+  }
+
+  async close(): Promise<void> {
+    await this.sql.end({ timeout: 5 });
+  }
+
+  // --- accounts --------------------------------------------------------------------------------------
+
+  createAccount(a: Account): Promise<boolean> {
+    return this.run(async () => {
+      const res = await this.sql`
+        INSERT INTO accounts (id, email, password_hash, created_at)
+        VALUES (${a.id}, ${a.email.toLowerCase()}, ${a.passwordHash}, ${a.createdAt})
+        ON CONFLICT (email) DO NOTHING`;
+      return res.count === 1;
+    });
+  }
+
+  getAccountByEmail(email: string): Promise<Account | null> {
+    return this.run(async () => {
+      const [row] = await this.sql<Account[]>`
+        SELECT id, email, password_hash AS "passwordHash", created_at AS "createdAt"
+        FROM accounts WHERE email = ${email.toLowerCase()}`;
+      return row ?? null;
+    });
+  }
+
+  getAccount(id: string): Promise<Account | null> {
+    return this.run(async () => {
+      const [row] = await this.sql<Account[]>`
+        SELECT id, email, password_hash AS "passwordHash", created_at AS "createdAt" FROM accounts WHERE id = ${id}`;
+      return row ?? null;
+    });
+  }
+
+  // --- sessions --------------------------------------------------------------------------------------
+
+  createSession(s: Session): Promise<void> {
+    return this.run(async () => {
+      await this.sql`
+        INSERT INTO sessions (id_hash, account_id, csrf_token, created_at, expires_at)
+        VALUES (${s.idHash}, ${s.accountId}, ${s.csrfToken}, ${s.createdAt}, ${s.expiresAt})`;
+    });
+  }
+
+  getSession(idHash: string): Promise<Session | null> {
+    return this.run(async () => {
+      const [row] = await this.sql<Session[]>`
+        SELECT id_hash AS "idHash", account_id AS "accountId", csrf_token AS "csrfToken",
+               created_at AS "createdAt", expires_at AS "expiresAt"
+        FROM sessions WHERE id_hash = ${idHash}`;
+      return row ?? null;
+    });
+  }
+
+  deleteSession(idHash: string): Promise<void> {
+    return this.run(async () => {
+      await this.sql`DELETE FROM sessions WHERE id_hash = ${idHash}`;
+    });
+  }
+
+  // --- API keys --------------------------------------------------------------------------------------
+
+  createApiKey(k: ApiKeyRecord): Promise<void> {
+    return this.run(async () => {
+      await this.sql`
+        INSERT INTO api_keys (id, account_id, name, key_hash, prefix, created_at, last_used_at, revoked_at)
+        VALUES (${k.id}, ${k.accountId}, ${k.name}, ${k.keyHash}, ${k.prefix}, ${k.createdAt},
+                ${k.lastUsedAt}, ${k.revokedAt})`;
+    });
+  }
+
+  findApiKeyByHash(keyHash: string): Promise<ApiKeyRecord | null> {
+    return this.run(async () => {
+      const [row] = await this.sql<ApiKeyRecord[]>`
+        SELECT ${this.sql.unsafe(API_KEY_COLUMNS)} FROM api_keys WHERE key_hash = ${keyHash}`;
+      return row ?? null;
+    });
+  }
+
+  listApiKeys(accountId: string): Promise<ApiKeyRecord[]> {
+    return this.run(async () => {
+      const rows = await this.sql<ApiKeyRecord[]>`
+        SELECT ${this.sql.unsafe(API_KEY_COLUMNS)} FROM api_keys
+        WHERE account_id = ${accountId} ORDER BY created_at DESC, id DESC`;
+      return [...rows];
+    });
+  }
+
+  revokeApiKey(accountId: string, id: string, at: number): Promise<ApiKeyRecord | null> {
+    return this.run(async () => {
+      // Revoking twice keeps the first revocation time.
+      const [row] = await this.sql<ApiKeyRecord[]>`
+        UPDATE api_keys SET revoked_at = COALESCE(revoked_at, ${at})
+        WHERE id = ${id} AND account_id = ${accountId}
+        RETURNING ${this.sql.unsafe(API_KEY_COLUMNS)}`;
+      return row ?? null;
+    });
+  }
+
+  touchApiKey(id: string, at: number): Promise<void> {
+    return this.run(async () => {
+      // Concurrent requests may finish out of order: last-used time only moves forward.
+      await this.sql`
+        UPDATE api_keys SET last_used_at = ${at}
+        WHERE id = ${id} AND (last_used_at IS NULL OR last_used_at < ${at})`;
+    });
+  }
+
+  // --- links -----------------------------------------------------------------------------------------
+
+  insertLinks(links: LinkRecord[]): Promise<boolean[]> {
+    if (links.length === 0) return Promise.resolve([]);
+    const col = <T>(pick: (l: LinkRecord) => T) => links.map(pick);
+    return this.run(async () => {
+      // One statement: rows go in input order (so of two rows with the same slug the first wins), their
+      // tags follow in the same statement, and the ids that were actually inserted come back.
+      const rows = await this.sql<{ id: string }[]>`
+        WITH input AS (
+          SELECT * FROM unnest(
+            ${col((l) => l.id)}::text[], ${col((l) => l.accountId)}::text[], ${col((l) => l.domain)}::text[],
+            ${col((l) => l.slug)}::text[], ${col((l) => l.target)}::text[], ${col((l) => l.status)}::text[],
+            ${col((l) => l.createdAt)}::bigint[], ${col((l) => l.updatedAt)}::bigint[],
+            ${col((l) => l.expiresAt)}::bigint[], ${col((l) => l.startsAt)}::bigint[],
+            ${col((l) => l.maxHits)}::integer[], ${col((l) => l.hits)}::bigint[],
+            ${col((l) => l.passwordHash)}::text[], ${col((l) => JSON.stringify(l.tags))}::text[],
+            ${col((l) => l.folder)}::text[], ${col((l) => l.utmSource)}::text[], ${col((l) => l.utmMedium)}::text[],
+            ${col((l) => l.utmCampaign)}::text[], ${col((l) => JSON.stringify(l.rules))}::text[],
+            ${col((l) => JSON.stringify(l.abUrls))}::text[], ${col((l) => l.webhookUrl)}::text[],
+            ${col((l) => l.webhookSecret)}::text[], ${col((l) => (l.serveOg ? 1 : 0))}::smallint[],
+            ${col((l) => l.ogTitle)}::text[], ${col((l) => l.ogDescription)}::text[],
+            ${col((l) => l.ogImageUrl)}::text[]
+          ) WITH ORDINALITY AS t(id, account_id, domain, slug, target, status, created_at, updated_at, expires_at,
+            starts_at, max_hits, hits, password_hash, tags, folder, utm_source, utm_medium, utm_campaign, rules,
+            ab_urls, webhook_url, webhook_secret, serve_og, og_title, og_description, og_image_url, ord)
+        ), ins AS (
+          INSERT INTO links (${this.sql.unsafe(LINK_COLUMNS)})
+          SELECT id, account_id, domain, slug, target, status, created_at, updated_at, expires_at, starts_at,
+                 max_hits, hits, password_hash, tags::jsonb, folder, utm_source, utm_medium, utm_campaign,
+                 rules::jsonb, ab_urls::jsonb, webhook_url, webhook_secret, serve_og = 1, og_title,
+                 og_description, og_image_url
+          FROM input ORDER BY ord
+          ON CONFLICT (domain, slug) DO NOTHING
+          RETURNING id, tags
+        ), tagged AS (
+          INSERT INTO link_tags (link_id, tag)
+          SELECT ins.id, jsonb_array_elements_text(ins.tags) FROM ins
+          ON CONFLICT DO NOTHING
+        )
+        SELECT id FROM ins`;
+      const inserted = new Set(rows.map((r) => r.id));
+      const claimed = new Set<string>();
+      return links.map((l) => {
+        if (!inserted.has(l.id) || claimed.has(l.id)) return false;
+        claimed.add(l.id);
+        return true;
+      });
+    });
+  }
+
+  getLink(domain: string, slug: string): Promise<LinkRecord | null> {
+    return this.run(async () => {
+      const [row] = await this.sql<LinkRow[]>`
+        SELECT ${this.sql.unsafe(LINK_COLUMNS)} FROM links WHERE domain = ${domain} AND slug = ${slug}`;
+      return row ? rowToLink(row) : null;
+    });
+  }
+
+  getLinkById(id: string): Promise<LinkRecord | null> {
+    return this.run(async () => {
+      const [row] = await this.sql<LinkRow[]>`SELECT ${this.sql.unsafe(LINK_COLUMNS)} FROM links WHERE id = ${id}`;
+      return row ? rowToLink(row) : null;
+    });
+  }
+
+  updateLink(l: LinkRecord): Promise<void> {
+    return this.run(async () => {
+      // One statement: the row, then its tag rows brought in line with the new list. JSON goes in as text
+      // (`::text::jsonb`) because postgres.js would JSON-encode a jsonb-typed parameter a second time.
+      await this.sql`
+        WITH u AS (
+          UPDATE links SET
+            domain = ${l.domain}, slug = ${l.slug}, target = ${l.target}, status = ${l.status},
+            updated_at = ${l.updatedAt}, expires_at = ${l.expiresAt}, starts_at = ${l.startsAt},
+            max_hits = ${l.maxHits}, password_hash = ${l.passwordHash},
+            tags = ${JSON.stringify(l.tags)}::text::jsonb, folder = ${l.folder},
+            utm_source = ${l.utmSource}, utm_medium = ${l.utmMedium}, utm_campaign = ${l.utmCampaign},
+            rules = ${JSON.stringify(l.rules)}::text::jsonb, ab_urls = ${JSON.stringify(l.abUrls)}::text::jsonb,
+            webhook_url = ${l.webhookUrl}, webhook_secret = ${l.webhookSecret}, serve_og = ${l.serveOg},
+            og_title = ${l.ogTitle}, og_description = ${l.ogDescription}, og_image_url = ${l.ogImageUrl}
+          WHERE id = ${l.id}
+          RETURNING id
+        ), gone AS (
+          DELETE FROM link_tags
+          WHERE link_id IN (SELECT id FROM u) AND NOT (tag = ANY (${l.tags}::text[]))
+        )
+        INSERT INTO link_tags (link_id, tag)
+        SELECT u.id, t.tag FROM u CROSS JOIN unnest(${l.tags}::text[]) AS t(tag)
+        ON CONFLICT DO NOTHING`;
+    });
+  }
+
+  deleteLink(id: string): Promise<void> {
+    return this.run(async () => {
+      // Tags, raw clicks and rollups go with it (ON DELETE CASCADE).
+      await this.sql`DELETE FROM links WHERE id = ${id}`;
+    });
+  }
+
+  async listLinks(
+    accountId: string,
+    filter: LinkFilter,
+  ): Promise<{ links: LinkRecord[]; nextCursor: string | null }> {
+    const cursor = decodeCursor(filter.cursor); // rejects with invalid_input before any I/O
+    const limit = pageSize(filter.limit);
+    const sql = this.sql;
+    const q = filter.q !== undefined && filter.q !== "" ? likeContains(filter.q) : null;
+    return this.run(async () => {
+      const rows = await sql<LinkRow[]>`
+        SELECT ${sql.unsafe(LINK_COLUMNS)} FROM links
+        WHERE account_id = ${accountId}
+          ${cursor ? sql`AND (created_at, id) < (${cursor.createdAt}::bigint, ${cursor.id}::text)` : sql``}
+          ${filter.tag !== undefined ? sql`AND id IN (SELECT link_id FROM link_tags WHERE tag = ${filter.tag})` : sql``}
+          ${filter.folder !== undefined ? sql`AND folder = ${filter.folder}` : sql``}
+          ${filter.status !== undefined ? sql`AND status = ${filter.status}` : sql``}
+          ${q !== null ? sql`AND (slug ILIKE ${q} OR target ILIKE ${q})` : sql``}
+        ORDER BY created_at DESC, id DESC
+        LIMIT ${limit + 1}`;
+      const page = rows.slice(0, limit).map(rowToLink);
+      const last = page[page.length - 1];
+      const nextCursor = rows.length > limit && last ? encodeCursor({ createdAt: last.createdAt, id: last.id }) : null;
+      return { links: page, nextCursor };
+    });
+  }
+
+  // --- clicks and stats ------------------------------------------------------------------------------
+
+  recordClicks(clicks: StoredClick[]): Promise<void> {
+    if (clicks.length === 0) return Promise.resolve();
+    const col = <T>(pick: (c: StoredClick) => T) => clicks.map(pick);
+    return this.run(async () => {
+      // One statement, so one transaction: clicks of deleted links are filtered out, clicks already
+      // written are skipped (ON CONFLICT), and only the newly inserted rows (RETURNING) feed the rollups
+      // and hit counts, which makes redelivery of a batch harmless.
+      await this.sql`
+        WITH input AS (
+          SELECT * FROM unnest(
+            ${col((c) => c.id)}::text[], ${col((c) => c.linkId)}::text[], ${col((c) => c.ts)}::bigint[],
+            ${col((c) => c.country)}::text[], ${col((c) => c.device)}::text[], ${col((c) => c.browser)}::text[],
+            ${col((c) => c.os)}::text[], ${col((c) => c.referrer)}::text[], ${col((c) => c.variant)}::integer[]
+          ) AS t(id, link_id, ts, country, device, browser, os, referrer, variant)
+        ), ins AS (
+          INSERT INTO clicks (id, link_id, ts, country, device, browser, os, referrer, variant)
+          SELECT i.* FROM input i WHERE EXISTS (SELECT 1 FROM links l WHERE l.id = i.link_id)
+          ON CONFLICT (id) DO NOTHING
+          RETURNING link_id, ts, country, device, browser, variant
+        ), rolled AS (
+          INSERT INTO click_rollups AS r (link_id, hour, device, browser, country, variant, clicks)
+          SELECT link_id, ts - ts % 3600000, device, browser, COALESCE(country, ${NO_COUNTRY}),
+                 COALESCE(variant, ${NO_VARIANT}), count(*)
+          FROM ins GROUP BY 1, 2, 3, 4, 5, 6
+          ORDER BY 1, 2, 3, 4, 5, 6 -- a fixed lock order keeps concurrent batches from deadlocking
+          ON CONFLICT (link_id, hour, device, browser, country, variant)
+          DO UPDATE SET clicks = r.clicks + excluded.clicks
+        )
+        UPDATE links SET hits = links.hits + n.clicks
+        FROM (SELECT link_id, count(*) AS clicks FROM ins GROUP BY link_id) AS n
+        WHERE links.id = n.link_id`;
+    });
+  }
+
+  getStats(linkId: string, fromHour: number): Promise<RollupStats> {
+    return this.run(async () => {
+      const [groups, hourly] = await Promise.all([
+        this.sql<RollupGroupRow[]>`
+          SELECT device, browser, country, variant, sum(clicks)::bigint AS clicks FROM click_rollups
+          WHERE link_id = ${linkId} GROUP BY device, browser, country, variant`,
+        this.sql<{ hour: number; clicks: number }[]>`
+          SELECT hour, sum(clicks)::bigint AS clicks FROM click_rollups
+          WHERE link_id = ${linkId} AND hour >= ${fromHour}
+          GROUP BY hour ORDER BY hour`,
+      ]);
+      return foldRollups([...groups], [...hourly]);
+    });
+  }
+}

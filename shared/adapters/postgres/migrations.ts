@@ -1,0 +1,147 @@
+/**
+ * Postgres schema, as numbered migrations (same logical model as the SQLite ones). They run at start-up
+ * in one transaction holding a transaction-scoped advisory lock, so processes starting together apply
+ * each step exactly once: the second waits, then finds nothing left to do. Never edit a shipped
+ * migration: append a new one.
+ */
+import type { Sql } from "postgres";
+
+export interface Migration {
+  version: number;
+  name: string;
+  sql: string;
+}
+
+/** Arbitrary constant naming "clink schema migrations" among advisory locks in this database. */
+export const MIGRATION_LOCK_ID = 7_349_112_865;
+
+export const POSTGRES_MIGRATIONS: Migration[] = [
+  {
+    version: 1,
+    name: "initial schema",
+    sql: `
+CREATE TABLE accounts (
+  id            text PRIMARY KEY,
+  email         text NOT NULL UNIQUE, -- stored lower-cased, so lookups are case-insensitive
+  password_hash text NOT NULL,
+  created_at    bigint NOT NULL       -- epoch ms, like every time column here
+);
+
+CREATE TABLE sessions (
+  id_hash    text PRIMARY KEY,
+  account_id text NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+  csrf_token text NOT NULL,
+  created_at bigint NOT NULL,
+  expires_at bigint NOT NULL
+);
+CREATE INDEX sessions_account ON sessions(account_id);
+
+CREATE TABLE api_keys (
+  id           text PRIMARY KEY,
+  account_id   text NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+  name         text NOT NULL,
+  key_hash     text NOT NULL UNIQUE,
+  prefix       text NOT NULL,
+  created_at   bigint NOT NULL,
+  last_used_at bigint,
+  revoked_at   bigint
+);
+CREATE INDEX api_keys_account ON api_keys(account_id, created_at);
+
+-- Slugs are case-sensitive (deterministic default collation): "abc" and "ABC" are two links.
+CREATE TABLE links (
+  id             text PRIMARY KEY,
+  account_id     text NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+  domain         text NOT NULL,
+  slug           text NOT NULL,
+  target         text NOT NULL,
+  status         text NOT NULL CHECK (status IN ('active', 'paused', 'archived')),
+  created_at     bigint NOT NULL,
+  updated_at     bigint NOT NULL,
+  expires_at     bigint,
+  starts_at      bigint,
+  max_hits       integer,
+  hits           bigint NOT NULL DEFAULT 0,
+  password_hash  text,
+  tags           jsonb NOT NULL DEFAULT '[]', -- in the owner's order; link_tags indexes it
+  folder         text,
+  utm_source     text,
+  utm_medium     text,
+  utm_campaign   text,
+  rules          jsonb NOT NULL DEFAULT '[]',
+  ab_urls        jsonb NOT NULL DEFAULT '[]',
+  webhook_url    text,
+  webhook_secret text,
+  serve_og       boolean NOT NULL DEFAULT false,
+  og_title       text,
+  og_description text,
+  og_image_url   text,
+  UNIQUE (domain, slug)
+);
+CREATE INDEX links_account_created ON links(account_id, created_at DESC, id DESC);
+
+-- One row per (link, tag) so a tag filter is an exact, indexed match.
+CREATE TABLE link_tags (
+  link_id text NOT NULL REFERENCES links(id) ON DELETE CASCADE,
+  tag     text NOT NULL,
+  PRIMARY KEY (link_id, tag)
+);
+CREATE INDEX link_tags_tag ON link_tags(tag, link_id);
+
+-- Raw clicks; the client address is never stored, only the country derived from it.
+CREATE TABLE clicks (
+  id       text PRIMARY KEY,
+  link_id  text NOT NULL REFERENCES links(id) ON DELETE CASCADE,
+  ts       bigint NOT NULL,
+  country  text,
+  device   text NOT NULL,
+  browser  text NOT NULL,
+  os       text NOT NULL,
+  referrer text,
+  variant  integer
+);
+CREATE INDEX clicks_link_ts ON clicks(link_id, ts);
+
+-- What stats read: their cost follows the number of (hour, dimension) cells, not the number of clicks.
+-- country '' = unknown, variant -1 = no A/B variant (key columns cannot be NULL).
+CREATE TABLE click_rollups (
+  link_id text NOT NULL REFERENCES links(id) ON DELETE CASCADE,
+  hour    bigint NOT NULL,
+  device  text NOT NULL,
+  browser text NOT NULL,
+  country text NOT NULL,
+  variant integer NOT NULL,
+  clicks  bigint NOT NULL,
+  PRIMARY KEY (link_id, hour, device, browser, country, variant)
+);
+`,
+  },
+];
+
+/**
+ * Creates `schema` when given (search_path already points at it on every connection), then applies
+ * every migration not yet recorded in `schema_migrations`.
+ */
+export async function applyPostgresMigrations(
+  sql: Sql<any>,
+  schema: string | undefined,
+  migrations: Migration[] = POSTGRES_MIGRATIONS,
+): Promise<void> {
+  await sql.begin(async (tx) => {
+    await tx`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK_ID})`;
+    // Inside the lock: concurrent CREATE SCHEMA IF NOT EXISTS can otherwise fail on a unique violation.
+    if (schema) await tx.unsafe(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
+    await tx.unsafe(`CREATE TABLE IF NOT EXISTS schema_migrations (
+      version    integer PRIMARY KEY,
+      name       text NOT NULL,
+      applied_at timestamptz NOT NULL DEFAULT now()
+    )`);
+    const rows = await tx<{ version: number }[]>`SELECT version FROM schema_migrations`;
+    const done = new Set(rows.map((r) => r.version));
+    for (const m of [...migrations].sort((a, b) => a.version - b.version)) {
+      if (done.has(m.version)) continue;
+      await tx.unsafe(m.sql); // no parameters: simple protocol, several statements allowed
+      await tx`INSERT INTO schema_migrations (version, name) VALUES (${m.version}, ${m.name})`;
+    }
+  });
+}

@@ -1,0 +1,139 @@
+/**
+ * SQLite schema, as numbered migrations. Each runs once, in order, inside one IMMEDIATE transaction that
+ * also records it in `schema_migrations`, so a crash mid-way leaves the database at the previous version
+ * and two processes opening the same file cannot both apply a step. Never edit a shipped migration:
+ * append a new one.
+ */
+import type { Database } from "bun:sqlite";
+
+export interface Migration {
+  version: number;
+  name: string;
+  sql: string;
+}
+
+export const SQLITE_MIGRATIONS: Migration[] = [
+  {
+    version: 1,
+    name: "initial schema",
+    sql: `
+CREATE TABLE accounts (
+  id            TEXT PRIMARY KEY,
+  email         TEXT NOT NULL UNIQUE, -- stored lower-cased, so lookups are case-insensitive
+  password_hash TEXT NOT NULL,
+  created_at    INTEGER NOT NULL
+);
+
+CREATE TABLE sessions (
+  id_hash    TEXT PRIMARY KEY,
+  account_id TEXT NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+  csrf_token TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  expires_at INTEGER NOT NULL
+);
+CREATE INDEX sessions_account ON sessions(account_id);
+
+CREATE TABLE api_keys (
+  id           TEXT PRIMARY KEY,
+  account_id   TEXT NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+  name         TEXT NOT NULL,
+  key_hash     TEXT NOT NULL UNIQUE,
+  prefix       TEXT NOT NULL,
+  created_at   INTEGER NOT NULL,
+  last_used_at INTEGER,
+  revoked_at   INTEGER
+);
+CREATE INDEX api_keys_account ON api_keys(account_id, created_at);
+
+-- Slugs are case-sensitive: TEXT compares with the BINARY collation unless told otherwise.
+CREATE TABLE links (
+  id             TEXT PRIMARY KEY,
+  account_id     TEXT NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+  domain         TEXT NOT NULL,
+  slug           TEXT NOT NULL,
+  target         TEXT NOT NULL,
+  status         TEXT NOT NULL CHECK (status IN ('active', 'paused', 'archived')),
+  created_at     INTEGER NOT NULL,
+  updated_at     INTEGER NOT NULL,
+  expires_at     INTEGER,
+  starts_at      INTEGER,
+  max_hits       INTEGER,
+  hits           INTEGER NOT NULL DEFAULT 0,
+  password_hash  TEXT,
+  tags           TEXT NOT NULL DEFAULT '[]', -- JSON array, in the owner's order; link_tags indexes it
+  folder         TEXT,
+  utm_source     TEXT,
+  utm_medium     TEXT,
+  utm_campaign   TEXT,
+  rules          TEXT NOT NULL DEFAULT '[]', -- JSON
+  ab_urls        TEXT NOT NULL DEFAULT '[]', -- JSON
+  webhook_url    TEXT,
+  webhook_secret TEXT,
+  serve_og       INTEGER NOT NULL DEFAULT 0,
+  og_title       TEXT,
+  og_description TEXT,
+  og_image_url   TEXT,
+  UNIQUE (domain, slug)
+);
+CREATE INDEX links_account_created ON links(account_id, created_at DESC, id DESC);
+
+-- One row per (link, tag) so a tag filter is an exact, indexed match rather than a search in JSON.
+CREATE TABLE link_tags (
+  link_id TEXT NOT NULL REFERENCES links(id) ON DELETE CASCADE,
+  tag     TEXT NOT NULL,
+  PRIMARY KEY (link_id, tag)
+) WITHOUT ROWID;
+CREATE INDEX link_tags_tag ON link_tags(tag, link_id);
+
+-- Raw clicks; the client address is never stored, only the country derived from it.
+CREATE TABLE clicks (
+  id       TEXT PRIMARY KEY,
+  link_id  TEXT NOT NULL REFERENCES links(id) ON DELETE CASCADE,
+  ts       INTEGER NOT NULL,
+  country  TEXT,
+  device   TEXT NOT NULL,
+  browser  TEXT NOT NULL,
+  os       TEXT NOT NULL,
+  referrer TEXT,
+  variant  INTEGER
+);
+CREATE INDEX clicks_link_ts ON clicks(link_id, ts);
+
+-- What stats read: their cost follows the number of (hour, dimension) cells, not the number of clicks.
+-- country '' = unknown, variant -1 = no A/B variant (key columns cannot be NULL).
+CREATE TABLE click_rollups (
+  link_id TEXT NOT NULL REFERENCES links(id) ON DELETE CASCADE,
+  hour    INTEGER NOT NULL,
+  device  TEXT NOT NULL,
+  browser TEXT NOT NULL,
+  country TEXT NOT NULL,
+  variant INTEGER NOT NULL,
+  clicks  INTEGER NOT NULL,
+  PRIMARY KEY (link_id, hour, device, browser, country, variant)
+) WITHOUT ROWID;
+`,
+  },
+];
+
+/** Applies every migration not yet recorded; a no-op when the schema is current. */
+export function applySqliteMigrations(db: Database, migrations: Migration[] = SQLITE_MIGRATIONS): void {
+  const apply = db.transaction(() => {
+    db.run(`CREATE TABLE IF NOT EXISTS schema_migrations (
+      version    INTEGER PRIMARY KEY,
+      name       TEXT NOT NULL,
+      applied_at INTEGER NOT NULL
+    )`);
+    const done = new Set(
+      db.query<{ version: number }, []>("SELECT version FROM schema_migrations").all().map((r) => r.version),
+    );
+    const record = db.query("INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)");
+    for (const m of [...migrations].sort((a, b) => a.version - b.version)) {
+      if (done.has(m.version)) continue;
+      db.run(m.sql);
+      record.run(m.version, m.name, Date.now());
+    }
+  });
+  // IMMEDIATE takes the write lock up front: a second process waits (busy_timeout) instead of both
+  // reading "not applied" and then colliding.
+  apply.immediate();
+}

@@ -1,0 +1,78 @@
+/**
+ * The LinkStore contract against a real Postgres (DATABASE_URL, default the local test database), in a
+ * random schema dropped afterwards so runs never collide. An unreachable Postgres FAILS this suite: the
+ * adapter must be tested for real, never silently skipped.
+ */
+import { afterAll, describe, expect, test } from "bun:test";
+import postgres from "postgres";
+import { PostgresLinkStore } from "../../shared/adapters/postgres/link-store.ts";
+import { AppError } from "../../shared/errors.ts";
+import { runLinkStoreContract } from "./link-store.contract.ts";
+
+const url = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
+const redacted = url.replace(/\/\/([^:@/]+):[^@/]*@/, "//$1:***@");
+const newSchema = () => `t_${crypto.randomUUID().replace(/-/g, "").slice(0, 16)}`;
+const schemas: string[] = [];
+
+/** A store on a fresh schema; a down database fails loudly here, with the address (never the password). */
+async function openOnSchema(schema: string): Promise<PostgresLinkStore> {
+  const store = new PostgresLinkStore(url, { schema, max: 4 });
+  try {
+    await store.ping();
+  } catch (err) {
+    await store.close().catch(() => {});
+    const cause = (err as Error).cause instanceof Error ? ` (${((err as Error).cause as Error).message})` : "";
+    throw new Error(`Postgres is unreachable at ${redacted} (set DATABASE_URL): ${(err as Error).message}${cause}`);
+  }
+  if (!schemas.includes(schema)) schemas.push(schema);
+  return store;
+}
+
+async function dropSchemas(): Promise<void> {
+  if (schemas.length === 0) return;
+  const sql = postgres(url, { max: 1, connect_timeout: 5, onnotice: () => {} });
+  try {
+    for (const s of schemas.splice(0)) await sql.unsafe(`DROP SCHEMA IF EXISTS "${s}" CASCADE`);
+  } finally {
+    await sql.end({ timeout: 5 });
+  }
+}
+
+const contractSchema = newSchema();
+runLinkStoreContract("Postgres", () => openOnSchema(contractSchema), dropSchemas);
+
+describe("PostgresLinkStore specifics", () => {
+  afterAll(dropSchemas);
+
+  test("processes migrating a brand-new schema at the same time all succeed (advisory lock)", async () => {
+    const schema = newSchema();
+    const stores = await Promise.all([1, 2, 3].map(() => openOnSchema(schema)));
+    try {
+      await Promise.all(stores.map((s) => s.migrate()));
+      await stores[0]!.ping();
+      expect(await stores[1]!.getAccount("nobody")).toBeNull();
+    } finally {
+      await Promise.all(stores.map((s) => s.close()));
+    }
+  });
+
+  test("an unreachable database fails fast with AppError unavailable", async () => {
+    const down = new PostgresLinkStore("postgres://postgres@127.0.0.1:1/test");
+    const started = performance.now();
+    try {
+      await down.ping();
+      throw new Error("ping() resolved against a closed port");
+    } catch (err) {
+      expect(err).toBeInstanceOf(AppError);
+      expect((err as AppError).code).toBe("unavailable");
+      expect((err as AppError).status).toBe(503);
+    } finally {
+      await down.close();
+    }
+    expect(performance.now() - started).toBeLessThan(6000);
+  });
+
+  test("a schema name that is not a plain identifier is refused", () => {
+    expect(() => new PostgresLinkStore(url, { schema: `x"; DROP TABLE links; --` })).toThrow();
+  });
+});
