@@ -11,15 +11,19 @@ import { buildControlPlane } from "./app.ts";
 import { ClickConsumer } from "./clicks/consumer.ts";
 import type { Deps } from "./deps.ts";
 
-/** Paths the control plane answers; everything else is a short address. */
+const CONTROL_SEGMENTS = new Set(["", "api", "mcp", "dashboard", "healthz", "readyz", "metrics", "static", "favicon.ico", "robots.txt"]);
+
+/** Paths the control plane answers (by first path segment); everything else is a short address. */
 export function isControlPath(url: string): boolean {
   const p = url.indexOf("/", url.indexOf("//") + 2);
-  const rest = p < 0 ? "/" : url.slice(p);
-  return (
-    rest === "/" || rest.startsWith("/?") || rest.startsWith("/api/") || rest === "/api" || rest.startsWith("/mcp") ||
-    rest.startsWith("/dashboard") || rest.startsWith("/healthz") || rest.startsWith("/readyz") || rest.startsWith("/metrics") ||
-    rest.startsWith("/static/") || rest === "/favicon.ico" || rest === "/robots.txt"
-  );
+  if (p < 0) return true;
+  let end = p + 1;
+  while (end < url.length) {
+    const c = url.charCodeAt(end);
+    if (c === 47 /* / */ || c === 63 /* ? */ || c === 35 /* # */) break;
+    end++;
+  }
+  return CONTROL_SEGMENTS.has(url.slice(p + 1, end));
 }
 
 function loadConfigOrExit(): Config {

@@ -1,0 +1,27 @@
+# syntax=docker/dockerfile:1
+# One image for scale mode, two roles: the control plane (default command) and the redirector
+# (`bun run redirector/main.ts`). See docker-compose.yml.
+
+# Dependencies come from package-lock.json, the lockfile this project keeps, so npm installs them.
+# --omit=optional drops the npm copy of the Bun binary (the runtime stage has Bun); no package needs install scripts.
+FROM node:20-bookworm-slim AS deps
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --omit=optional --ignore-scripts --no-audit --no-fund
+
+FROM oven/bun:1 AS runtime
+WORKDIR /app
+ENV PORT=3000 DATA_DIR=/app/data
+COPY --from=deps /app/node_modules ./node_modules
+COPY package.json bunfig.toml tsconfig.json ./
+COPY shared ./shared
+COPY control ./control
+COPY redirector ./redirector
+RUN mkdir -p /app/data && chown bun:bun /app/data
+USER bun
+EXPOSE 3000
+# Bun itself probes /healthz: the image has no curl or wget.
+HEALTHCHECK --interval=10s --timeout=3s --start-period=30s --retries=3 \
+  CMD ["bun", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 3000) + '/healthz').then(r => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
+# Exec form: bun is PID 1 and gets SIGTERM directly, so it flushes queued clicks before exiting.
+CMD ["bun", "run", "control/main.ts", "--control"]
