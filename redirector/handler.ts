@@ -120,6 +120,7 @@ export function createRedirector(deps: RedirectorDeps): Redirector {
       const info = classifyUserAgent(ua);
       const country = event.country ?? (event.ip && deps.countryLookup ? deps.countryLookup(event.ip) : null);
       deps.webhooks.send({
+        id: `msg_${event.id}`,
         url: link.webhookUrl,
         secret: link.webhookSecret,
         payload: {
