@@ -9,7 +9,7 @@ import { PostgresLinkStore } from "../../shared/adapters/postgres/link-store.ts"
 import { AppError } from "../../shared/errors.ts";
 import { runLinkStoreContract } from "./link-store.contract.ts";
 
-const url = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
+const url = process.env.DATABASE_URL_TEST ?? process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
 const redacted = url.replace(/\/\/([^:@/]+):[^@/]*@/, "//$1:***@");
 const newSchema = () => `t_${crypto.randomUUID().replace(/-/g, "").slice(0, 16)}`;
 const schemas: string[] = [];

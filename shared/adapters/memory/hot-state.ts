@@ -11,7 +11,7 @@ export class MemoryHotState implements HotState {
   private links = new Map<string, Entry>();
   private hits = new Map<string, number>();
   private seeding = new Map<string, Promise<number>>();
-  private windows = new Map<string, { start: number; count: number }>();
+  private windows = new Map<string, { start: number; end: number; count: number }>();
   private queue: QueuedClick[] = [];
   private inFlight = new Map<string, QueuedClick>();
   private seq = 0;
@@ -93,7 +93,7 @@ export class MemoryHotState implements HotState {
     const start = now - (now % windowMs);
     let w = this.windows.get(bucket);
     if (!w || w.start !== start) {
-      w = { start, count: 0 };
+      w = { start, end: start + windowMs, count: 0 };
       this.windows.set(bucket, w);
     }
     const resetSeconds = Math.max(1, Math.ceil((start + windowMs - now) / 1000));
@@ -144,7 +144,8 @@ export class MemoryHotState implements HotState {
 
   private sweep() {
     const now = this.now();
-    for (const [k, w] of this.windows) if (w.start + 3_600_000 < now) this.windows.delete(k);
+    // By the window's own end: a fixed one-hour horizon would reset windows longer than an hour.
+    for (const [k, w] of this.windows) if (w.end <= now) this.windows.delete(k);
     for (const [k, e] of this.links) if (e.expiresAt <= now) this.links.delete(k);
   }
 }

@@ -1,0 +1,405 @@
+/**
+ * HotState in Redis (scale mode, design §2): one code path for a single node and a Redis Cluster.
+ * Every key carries a hash tag, so a multi-key step (the click stream's pipelines) stays in one slot.
+ *
+ * Failure policy: a down Redis must not stall the hot path. Commands issued while disconnected are
+ * rejected at once (no offline queue), commands on a hung connection time out after `commandTimeoutMs`,
+ * and the client keeps reconnecting in the background, so the adapter recovers by itself. Such failures
+ * surface as AppError("unavailable") so callers can fall back (LRU, Postgres) or answer 503.
+ */
+import { Cluster, Redis, ReplyError } from "ioredis";
+import { AppError } from "../../errors.ts";
+import type { CompiledLink } from "../../link.ts";
+import type { ClickEvent, HotState, QueuedClick, RateLimitResult } from "../../ports.ts";
+
+export interface RedisHotStateOptions {
+  /** Single node, e.g. redis://127.0.0.1:6379. Ignored when `clusterNodes` is given. */
+  url?: string;
+  clusterNodes?: { host: string; port: number }[];
+  /** Namespace of every key and channel (default "clink"); tests use a random one to isolate themselves. */
+  prefix?: string;
+  /** Per-command deadline (default 1000 ms). */
+  commandTimeoutMs?: number;
+  /** Pending clicks idle this long are taken over from a consumer presumed dead (default 30 s). */
+  claimIdleMs?: number;
+  /** Approximate cap on the click stream, so an absent consumer cannot exhaust Redis memory. */
+  streamMaxLen?: number;
+  /** Connection errors, e.g. each failed reconnect attempt (default: ignored; ping() reports health). */
+  onError?: (err: Error) => void;
+}
+
+type Client = Redis | Cluster;
+
+/** The Lua commands registered on the client (ioredis `defineCommand`). */
+interface Scripts {
+  clinkTakeHit(key: string, max: number): Promise<number>;
+  clinkRateLimit(key: string, windowMs: number): Promise<[number, number]>;
+}
+
+const GROUP = "clink-consumers";
+const NOT_SEEDED = -2;
+
+/** -2: no counter yet (caller seeds); -1: limit reached; otherwise the new count. */
+const TAKE_HIT_LUA = `
+local v = redis.call('GET', KEYS[1])
+if not v then return ${NOT_SEEDED} end
+if tonumber(v) >= tonumber(ARGV[1]) then return -1 end
+return redis.call('INCR', KEYS[1])`;
+
+/** Fixed window: the first hit of a window starts its expiry. Returns { count, ms left }. */
+const RATE_LIMIT_LUA = `
+local n = redis.call('INCR', KEYS[1])
+local ttl = redis.call('PTTL', KEYS[1])
+if ttl < 0 then
+  redis.call('PEXPIRE', KEYS[1], ARGV[1])
+  ttl = tonumber(ARGV[1])
+end
+return {n, ttl}`;
+
+export class RedisHotState implements HotState {
+  private readonly client: Client;
+  private readonly scripts: Scripts;
+  private readonly makeSubscriber: () => Client;
+  private subscriber: Client | null = null;
+  /** Channels (full names) and their listeners; one subscriber connection serves them all. */
+  private readonly listeners = new Map<string, ((message: string) => void)[]>();
+  private subscribed: Promise<unknown> = Promise.resolve();
+  /** Until the first connection attempt settles, commands wait for it instead of failing. */
+  private boot: Promise<void> | null;
+  /** One seed read per link per process, however many clicks arrive together. */
+  private readonly seeding = new Map<string, Promise<void>>();
+  private groupReady = false;
+  private lastClaimAt = 0;
+
+  private readonly prefix: string;
+  private readonly streamKey: string;
+  private readonly invalidateChannel: string;
+  private readonly claimIdleMs: number;
+  private readonly streamMaxLen: number;
+  private readonly commandTimeoutMs: number;
+  private readonly onError: (err: Error) => void;
+
+  constructor(client: Client, makeSubscriber: () => Client, opts: RedisHotStateOptions = {}) {
+    this.client = client;
+    this.makeSubscriber = makeSubscriber;
+    this.prefix = opts.prefix ?? "clink";
+    this.streamKey = `${this.prefix}:{clicks}:stream`;
+    this.invalidateChannel = `${this.prefix}:invalidate`;
+    this.claimIdleMs = opts.claimIdleMs ?? 30_000;
+    this.streamMaxLen = opts.streamMaxLen ?? 1_000_000;
+    this.commandTimeoutMs = opts.commandTimeoutMs ?? 1_000;
+    client.defineCommand("clinkTakeHit", { numberOfKeys: 1, lua: TAKE_HIT_LUA });
+    client.defineCommand("clinkRateLimit", { numberOfKeys: 1, lua: RATE_LIMIT_LUA });
+    this.scripts = client as unknown as Scripts;
+    // Without a listener ioredis prints every failed reconnect attempt; the owner decides what to log.
+    this.onError = opts.onError ?? (() => {});
+    client.on("error", this.onError);
+    if (client instanceof Cluster) client.on("node error", this.onError);
+    this.boot = firstAttempt(client).then(() => {
+      this.boot = null;
+    });
+  }
+
+  private linkKey = (key: string) => `${this.prefix}:{link:${key}}`;
+  private hitsKey = (linkId: string) => `${this.prefix}:{hits:${linkId}}`;
+  private rateKey = (bucket: string) => `${this.prefix}:{rl:${bucket}}`;
+
+  /** Runs one operation once the client has tried to connect, mapping connection failures to 503. */
+  private async run<T>(op: (c: Client) => Promise<T>): Promise<T> {
+    if (this.boot) await this.boot;
+    try {
+      return await op(this.client);
+    } catch (err) {
+      throw asAppError(err);
+    }
+  }
+
+  async getLink(key: string): Promise<CompiledLink | null | undefined> {
+    const raw = await this.run((c) => c.get(this.linkKey(key)));
+    if (raw === null) return undefined;
+    // The negative-cache entry is JSON null. A record of another version (rolling upgrade) is a miss.
+    const link = parseJson<CompiledLink | null>(raw);
+    if (link === undefined || (link !== null && link.v !== 1)) return undefined;
+    return link;
+  }
+
+  async setLink(key: string, link: CompiledLink | null, ttlMs = link ? 3_600_000 : 5_000): Promise<void> {
+    await this.run((c) => c.set(this.linkKey(key), JSON.stringify(link), "PX", Math.max(1, Math.round(ttlMs))));
+  }
+
+  async invalidateLink(key: string): Promise<void> {
+    // Delete before publishing, so a listener that re-reads Redis sees the miss.
+    await this.run((c) => c.del(this.linkKey(key)));
+    await this.run((c) => c.publish(this.invalidateChannel, key));
+  }
+
+  onLinkInvalidated(listener: (key: string) => void): void {
+    this.listen(this.invalidateChannel, listener);
+  }
+
+  async takeHit(linkId: string, max: number, seed: () => Promise<number>): Promise<number> {
+    const key = this.hitsKey(linkId);
+    // Normally one round, two after seeding; resetHits racing with the seeding may empty the counter again.
+    for (let round = 0; round < 3; round++) {
+      const n = await this.run(() => this.scripts.clinkTakeHit(key, max));
+      if (n !== NOT_SEEDED) return n;
+      let p = this.seeding.get(linkId);
+      if (!p) {
+        // SET NX: when another process seeded first, its counter (maybe already incremented) wins.
+        p = seed()
+          .then((seeded) => this.run((c) => c.set(key, String(seeded), "NX")))
+          .then(() => undefined)
+          .finally(() => this.seeding.delete(linkId));
+        this.seeding.set(linkId, p);
+      }
+      await p;
+    }
+    throw new AppError("unavailable", "Hit counter could not be seeded", { retryAfter: 1 });
+  }
+
+  async peekHits(linkId: string): Promise<number | null> {
+    const raw = await this.run((c) => c.get(this.hitsKey(linkId)));
+    return raw === null ? null : Number(raw);
+  }
+
+  async resetHits(linkId: string): Promise<void> {
+    await this.run((c) => c.del(this.hitsKey(linkId)));
+  }
+
+  async rateLimit(bucket: string, limit: number, windowMs: number): Promise<RateLimitResult> {
+    const [count, msLeft] = await this.run(() => this.scripts.clinkRateLimit(this.rateKey(bucket), windowMs));
+    return {
+      allowed: count <= limit,
+      limit,
+      remaining: Math.max(0, limit - count),
+      resetSeconds: Math.max(1, Math.ceil(msLeft / 1000)),
+    };
+  }
+
+  async enqueueClicks(events: ClickEvent[]): Promise<void> {
+    if (events.length === 0) return;
+    await this.run(async (c) => {
+      const pipe = c.pipeline();
+      for (const e of events) pipe.xadd(this.streamKey, "MAXLEN", "~", this.streamMaxLen, "*", "e", JSON.stringify(e));
+      throwFirstError(await pipe.exec());
+    });
+  }
+
+  async readClicks(consumer: string, max: number): Promise<QueuedClick[]> {
+    if (max <= 0) return [];
+    return this.run(async (c) => {
+      await this.ensureGroup(c);
+      try {
+        return await this.readFromGroup(c, consumer, max);
+      } catch (err) {
+        // The stream (and its group) vanished, e.g. Redis restarted without persistence.
+        if (!(err instanceof Error) || !err.message.startsWith("NOGROUP")) throw err;
+        this.groupReady = false;
+        await this.ensureGroup(c);
+        return this.readFromGroup(c, consumer, max);
+      }
+    });
+  }
+
+  private async readFromGroup(c: Client, consumer: string, max: number): Promise<QueuedClick[]> {
+    const read = async (from: "0" | ">", count: number) => {
+      const reply = await c.xreadgroup("GROUP", GROUP, consumer, "COUNT", count, "STREAMS", this.streamKey, from);
+      return this.parseEntries(c, streamEntries(reply));
+    };
+    // 1. What this consumer was given before and has not acknowledged (it crashed or failed to write).
+    const out = await read("0", max);
+    // 2. Now and then, what a dead consumer left behind.
+    const now = Date.now();
+    if (out.length < max && now - this.lastClaimAt >= Math.min(5_000, this.claimIdleMs / 4)) {
+      this.lastClaimAt = now;
+      const claimed = await c.xautoclaim(this.streamKey, GROUP, consumer, this.claimIdleMs, "0-0", "COUNT", max - out.length);
+      out.push(...this.parseEntries(c, (claimed as [next: string, entries: RawEntry[]])[1]));
+    }
+    // 3. New clicks, without blocking: the consumer loop paces itself.
+    if (out.length < max) out.push(...(await read(">", max - out.length)));
+    return out.sort((a, b) => compareStreamIds(a.id, b.id));
+  }
+
+  /** Entries whose body is gone (deleted while pending) or unreadable are acknowledged and skipped. */
+  private parseEntries(c: Client, entries: RawEntry[]): QueuedClick[] {
+    const out: QueuedClick[] = [];
+    const gone: string[] = [];
+    for (const [id, fields] of entries) {
+      const i = fields ? fields.indexOf("e") : -1;
+      // A poison entry must not block the queue forever.
+      const event = fields && i >= 0 ? parseJson<ClickEvent>(fields[i + 1]) : undefined;
+      if (event) out.push({ id, event });
+      else gone.push(id);
+    }
+    if (gone.length) c.xack(this.streamKey, GROUP, ...gone).catch(() => {});
+    return out;
+  }
+
+  private async ensureGroup(c: Client): Promise<void> {
+    if (this.groupReady) return;
+    try {
+      await c.xgroup("CREATE", this.streamKey, GROUP, "0", "MKSTREAM");
+    } catch (err) {
+      if (!(err instanceof Error) || !err.message.startsWith("BUSYGROUP")) throw err;
+    }
+    this.groupReady = true;
+  }
+
+  async ackClicks(ids: string[]): Promise<void> {
+    if (ids.length === 0) return;
+    await this.run(async (c) => {
+      // Deleting acknowledged entries keeps XLEN equal to "waiting + pending" (queueDepth).
+      const pipe = c.pipeline().xack(this.streamKey, GROUP, ...ids).xdel(this.streamKey, ...ids);
+      throwFirstError(await pipe.exec());
+    });
+  }
+
+  async queueDepth(): Promise<number> {
+    return this.run((c) => c.xlen(this.streamKey));
+  }
+
+  async publish(channel: string, message: string): Promise<void> {
+    await this.run((c) => c.publish(this.channelName(channel), message));
+  }
+
+  subscribe(channel: string, listener: (message: string) => void): void {
+    this.listen(this.channelName(channel), listener);
+  }
+
+  private channelName = (channel: string) => `${this.prefix}:ch:${channel}`;
+
+  private listen(channel: string, listener: (message: string) => void): void {
+    const known = this.listeners.get(channel);
+    if (known) {
+      known.push(listener);
+      return;
+    }
+    this.listeners.set(channel, [listener]);
+    // The subscriber keeps an offline queue: SUBSCRIBE waits for its connection; nothing hot waits on it.
+    this.subscribed = this.subscriberConnection().subscribe(channel);
+    this.subscribed.catch(() => {});
+  }
+
+  private subscriberConnection(): Client {
+    if (this.subscriber) return this.subscriber;
+    const sub = this.makeSubscriber();
+    sub.on("message", (channel: string, message: string) => {
+      for (const l of this.listeners.get(channel) ?? []) {
+        // A throwing listener must neither starve the others nor reach ioredis' reply parser.
+        try {
+          l(message);
+        } catch (err) {
+          this.onError(err instanceof Error ? err : new Error(String(err)));
+        }
+      }
+    });
+    // On every (re)connect, subscribe everything again: ioredis resubscribes what it knew, but a SUBSCRIBE
+    // that failed while the connection was down would otherwise be lost. Duplicates are harmless.
+    sub.on("ready", () => {
+      this.subscribed = sub.subscribe(...this.listeners.keys());
+      this.subscribed.catch(() => {});
+    });
+    sub.on("error", () => {});
+    this.subscriber = sub;
+    return sub;
+  }
+
+  /** Checks the command connection and, when listeners exist, that their subscriptions are in place. */
+  async ping(): Promise<void> {
+    await this.run((c) => c.ping());
+    if (!this.subscriber) return;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const deadline = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error("subscribe timed out")), this.commandTimeoutMs);
+    });
+    try {
+      await Promise.race([this.subscribed, deadline]);
+      if (this.subscriber.status !== "ready") throw new Error("subscriber disconnected");
+    } catch {
+      throw new AppError("unavailable", "Redis subscriber is not connected", { retryAfter: 1 });
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  async close(): Promise<void> {
+    this.subscriber?.disconnect();
+    // QUIT lets replies in flight arrive; a Redis that does not answer must not hold up shutdown.
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const giveUp = new Promise<void>((resolve) => (timer = setTimeout(resolve, this.commandTimeoutMs)));
+    await Promise.race([this.client.quit().catch(() => {}), giveUp]);
+    clearTimeout(timer);
+    this.client.disconnect();
+  }
+}
+
+type RawEntry = [id: string, fields: string[] | null];
+
+function streamEntries(reply: unknown): RawEntry[] {
+  const streams = reply as [string, RawEntry[]][] | null;
+  return streams?.[0]?.[1] ?? [];
+}
+
+function compareStreamIds(a: string, b: string): number {
+  const [ams, aseq] = a.split("-").map(Number);
+  const [bms, bseq] = b.split("-").map(Number);
+  return ams - bms || aseq - bseq;
+}
+
+function throwFirstError(results: [Error | null, unknown][] | null): void {
+  if (!results) throw new Error("Connection is closed.");
+  for (const [err] of results) if (err) throw err;
+}
+
+/** Redis answered with an error that means "not now" rather than "your command is wrong". */
+const TRANSIENT_REPLY = /^(CLUSTERDOWN|LOADING|TRYAGAIN|MASTERDOWN|READONLY|BUSY )/;
+
+/** Connection trouble (closed, timed out, cluster not ready...) becomes a 503; a bug stays itself (a 500). */
+function asAppError(err: unknown): unknown {
+  if (err instanceof AppError || err instanceof TypeError || err instanceof RangeError) return err;
+  if (err instanceof ReplyError && !TRANSIENT_REPLY.test((err as Error).message)) return err;
+  return new AppError("unavailable", "Hot state (Redis) is unavailable", { retryAfter: 1 });
+}
+
+/** Resolves when the client is ready or its first attempt failed (after which commands fail fast). */
+function firstAttempt(client: Client): Promise<void> {
+  if (client.status === "ready") return Promise.resolve();
+  return new Promise((resolve) => {
+    const events = ["ready", "reconnecting", "end", "close"] as const;
+    const done = () => {
+      for (const e of events) client.off(e, done);
+      resolve();
+    };
+    for (const e of events) client.once(e, done);
+  });
+}
+
+function parseJson<T>(raw: string): T | undefined {
+  try {
+    return JSON.parse(raw) as T;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Single node (`url`) or Cluster (`clusterNodes`), with the fail-fast, self-healing connection policy. */
+export function createRedisHotState(opts: RedisHotStateOptions): RedisHotState {
+  const commandTimeout = opts.commandTimeoutMs ?? 1_000;
+  const common = { commandTimeout, maxRetriesPerRequest: 1, connectTimeout: 2_000 };
+  if (opts.clusterNodes?.length) {
+    const cluster = new Cluster(opts.clusterNodes, {
+      enableOfflineQueue: false,
+      clusterRetryStrategy: (times: number) => Math.min(100 * times, 1_000),
+      slotsRefreshTimeout: 1_000,
+      redisOptions: common,
+    });
+    // The subscriber may queue SUBSCRIBE until it connects: nothing on the hot path waits on it.
+    return new RedisHotState(cluster, () => cluster.duplicate([], { enableOfflineQueue: true }), opts);
+  }
+  const redis = new Redis(opts.url ?? "redis://127.0.0.1:6379", {
+    ...common,
+    enableOfflineQueue: false,
+    retryStrategy: (times: number) => Math.min(100 * times, 1_000),
+  });
+  return new RedisHotState(redis, () => redis.duplicate({ enableOfflineQueue: true, commandTimeout: undefined }), opts);
+}

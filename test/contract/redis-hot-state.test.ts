@@ -1,0 +1,117 @@
+/**
+ * The HotState contract against a single Redis node (REDIS_URL, default redis://127.0.0.1:6379), plus the
+ * adapter's failure policy: a down Redis fails fast, and the adapter recovers by itself when it is back.
+ * An unreachable Redis fails this file: scale mode is tested for real on every run.
+ */
+import { afterAll, beforeEach, describe, expect, test } from "bun:test";
+import { Redis } from "ioredis";
+import { AppError } from "../../shared/errors.ts";
+import { createRedisHotState } from "../../shared/adapters/redis/hot-state.ts";
+import { runHotStateContract } from "./hot-state.contract.ts";
+
+const url = process.env.REDIS_URL_TEST || process.env.REDIS_URL || "redis://127.0.0.1:6379";
+const prefixes: string[] = [];
+let prefix = "";
+beforeEach(() => {
+  prefix = `clinktest-${crypto.randomUUID().slice(0, 8)}`;
+  prefixes.push(prefix);
+});
+
+async function deleteTestKeys() {
+  const admin = new Redis(url, { maxRetriesPerRequest: 1 });
+  try {
+    for (const p of prefixes) {
+      const keys = await admin.keys(`${p}:*`);
+      if (keys.length) await admin.del(...keys);
+    }
+  } finally {
+    admin.disconnect();
+  }
+}
+
+runHotStateContract(
+  "Redis single node",
+  async () => {
+    const h = createRedisHotState({ url, prefix, claimIdleMs: 200 });
+    await h.ping();
+    return h;
+  },
+  deleteTestKeys,
+);
+
+describe("Redis HotState specifics", () => {
+  test("keys carry the prefix and a hash tag; the click stream is one key", async () => {
+    const h = createRedisHotState({ url, prefix });
+    const admin = new Redis(url);
+    try {
+      await h.setLink("example.com/abc", null);
+      await h.takeHit("L1", 5, async () => 0);
+      await h.rateLimit("key:K1", 5, 60_000);
+      await h.enqueueClicks([{ id: "c1", linkId: "L1", ts: 1, ua: "", ip: null, country: null, referrer: null, variant: null }]);
+      expect((await admin.keys(`${prefix}:*`)).sort()).toEqual(
+        [`${prefix}:{clicks}:stream`, `${prefix}:{hits:L1}`, `${prefix}:{link:example.com/abc}`, `${prefix}:{rl:key:K1}`].sort(),
+      );
+      const ttl = await admin.pttl(`${prefix}:{link:example.com/abc}`);
+      expect(ttl).toBeGreaterThan(0);
+      expect(ttl).toBeLessThanOrEqual(5_000); // the negative cache is short-lived
+    } finally {
+      await h.close();
+      admin.disconnect();
+    }
+  });
+
+  test("an unreachable Redis rejects with AppError unavailable within a second", async () => {
+    const h = createRedisHotState({ url: "redis://127.0.0.1:1", prefix });
+    try {
+      for (const op of [() => h.ping(), () => h.getLink("d/x"), () => h.takeHit("L", 5, async () => 0)]) {
+        const start = performance.now();
+        const err = await op().then(() => null, (e: unknown) => e);
+        expect(err).toBeInstanceOf(AppError);
+        expect((err as AppError).code).toBe("unavailable");
+        expect(performance.now() - start).toBeLessThan(1_000);
+      }
+    } finally {
+      await h.close();
+    }
+  });
+
+  test("fails fast while Redis is down and recovers by itself when it is back", async () => {
+    const port = 20_000 + Math.floor(Math.random() * 20_000);
+    const args = ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"];
+    const start = () => Bun.spawn(["redis-server", ...args], { stdout: "ignore", stderr: "ignore" });
+    let server = start();
+    const h = createRedisHotState({ url: `redis://127.0.0.1:${port}`, prefix });
+    try {
+      await waitUntil(() => h.ping().then(() => true, () => false));
+      await h.setLink("d/a", null);
+
+      server.kill();
+      await server.exited;
+      const t0 = performance.now();
+      const err = await h.getLink("d/a").then(() => null, (e: unknown) => e);
+      expect((err as AppError).code).toBe("unavailable");
+      expect(performance.now() - t0).toBeLessThan(1_000);
+
+      server = start();
+      await waitUntil(() => h.ping().then(() => true, () => false));
+      expect(await h.getLink("d/a")).toBeUndefined(); // a fresh server: nothing cached
+      expect(await h.takeHit("L", 5, async () => 4)).toBe(5);
+    } finally {
+      await h.close();
+      server.kill();
+    }
+  });
+});
+
+afterAll(async () => {
+  // The last contract cleanup ran before the specifics; sweep their keys too.
+  await deleteTestKeys();
+});
+
+async function waitUntil(check: () => Promise<boolean>, ms = 5_000) {
+  const deadline = performance.now() + ms;
+  while (!(await check())) {
+    if (performance.now() > deadline) throw new Error(`not within ${ms} ms`);
+    await Bun.sleep(50);
+  }
+}
