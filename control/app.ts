@@ -2,10 +2,12 @@
 import { Elysia } from "elysia";
 import type { Deps } from "./deps.ts";
 import { errorResponse, fromElysiaError } from "./http/errors.ts";
+import { dashboardRoutes } from "./dashboard/routes.ts";
 import { createApiContext } from "./http/api.ts";
 import { openapiPlugin } from "./http/openapi.ts";
 import { KeyAuthenticator } from "./keys/service.ts";
 import { linkRoutes } from "./links/routes.ts";
+import { mcpRoutes } from "./mcp/routes.ts";
 import { statsRoutes } from "./stats/routes.ts";
 
 export interface ControlPlane {
@@ -20,6 +22,8 @@ export function buildControlPlane(deps: Deps): ControlPlane {
     .onError(({ code, error, set }) => errorResponse(fromElysiaError(code, error), set.headers as Record<string, unknown>))
     .use(openapiPlugin(deps.config.baseUrl))
     .get("/healthz", () => ({ status: "ok" }))
-    .group("/api/v1", (g) => g.use(linkRoutes(deps, api)).use(statsRoutes(deps, api)));
+    .group("/api/v1", (g) => g.use(linkRoutes(deps, api)).use(statsRoutes(deps, api)))
+    .use(mcpRoutes(deps, api))
+    .use(dashboardRoutes(deps, auth));
   return { app: app as unknown as Elysia, auth };
 }

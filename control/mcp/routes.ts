@@ -1,0 +1,126 @@
+/**
+ * `{base}/mcp`: the MCP server over Streamable HTTP (design §5), served by the SDK's
+ * WebStandardStreamableHTTPServerTransport inside Elysia.
+ *
+ * Every request, in this order:
+ * 1. Origin: a browser request from any origin but the service's own is refused with 403 `forbidden` (DNS
+ *    rebinding protection, MCP transport spec). Requests without Origin (assistants, curl) pass.
+ * 2. Auth and rate limit: the same Bearer key and the same per-key budget as REST (`api.guard`); 401 with
+ *    `WWW-Authenticate: Bearer`, 429 with `Retry-After`. Keys are read only from the Authorization header.
+ * 3. Method: POST carries JSON-RPC messages; DELETE ends a session; GET answers 405, which the spec allows for a
+ *    server that never sends messages on its own (ours only answers requests), so no idle SSE stream is held open.
+ *
+ * Sessions and stateless use, both supported:
+ * - POST `initialize` without `Mcp-Session-Id` opens a session: the answer carries `Mcp-Session-Id`, later requests
+ *   send it, DELETE ends it. A session belongs to the account that opened it; an unknown, expired or foreign id
+ *   answers 404, upon which the client initializes again.
+ * - POST of any other message without `Mcp-Session-Id` is served statelessly by a fresh server and transport, so a
+ *   plain JSON-RPC call (`tools/list`, `tools/call`) works without any handshake.
+ * Answers to POSTs are JSON (`application/json`), never SSE: every tool answers at once.
+ */
+import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
+import { Elysia } from "elysia";
+import { AppError, toAppError } from "../../shared/errors.ts";
+import type { Caller, Deps } from "../deps.ts";
+import type { ApiContext } from "../http/api.ts";
+import { errorResponse } from "../http/errors.ts";
+import { McpSessions, type SessionLimits } from "./sessions.ts";
+import { getServer } from "./server.ts";
+
+const SESSION_HEADER = "mcp-session-id";
+
+/** Refuses requests a browser sends from another site (403); same-origin and non-browser requests pass. */
+export function checkOrigin(request: Request, ownOrigin: string): void {
+  const origin = request.headers.get("origin");
+  if (origin === null) return;
+  let parsed: string;
+  try {
+    parsed = new URL(origin).origin;
+  } catch {
+    parsed = "null";
+  }
+  if (parsed !== ownOrigin) throw new AppError("forbidden", "Requests from this Origin are not allowed");
+}
+
+function isInitialize(body: unknown): boolean {
+  const isInit = (m: unknown) => typeof m === "object" && m !== null && (m as { method?: unknown }).method === "initialize";
+  return Array.isArray(body) ? body.some(isInit) : isInit(body);
+}
+
+/** The transport's Response with the rate-limit headers the guard produced. */
+function withHeaders(res: Response, extra: Record<string, unknown>): Response {
+  const headers = new Headers(res.headers);
+  for (const [k, v] of Object.entries(extra)) if (typeof v === "string") headers.set(k, v);
+  return new Response(res.body, { status: res.status, statusText: res.statusText, headers });
+}
+
+function methodNotAllowed(): Response {
+  return errorResponse(new AppError("method_not_allowed", "Use POST to send MCP messages and DELETE to end a session"), {
+    allow: "POST, DELETE",
+  });
+}
+
+export interface McpHandler {
+  handle(request: Request): Promise<Response>;
+  sessions: McpSessions;
+}
+
+export function createMcpHandler(deps: Deps, api: ApiContext, limits?: SessionLimits): McpHandler {
+  const ownOrigin = new URL(deps.config.baseUrl).origin;
+  const sessions = new McpSessions(deps.now, limits);
+
+  const sessionOf = (request: Request, caller: Caller) => {
+    const id = request.headers.get(SESSION_HEADER);
+    if (id === null) return null;
+    const s = sessions.get(id, caller.accountId);
+    if (!s) throw new AppError("not_found", "Unknown or expired MCP session; send initialize to start a new one");
+    return s;
+  };
+
+  async function post(request: Request, caller: Caller): Promise<Response> {
+    const body = await api.body(request);
+    const session = sessionOf(request, caller);
+    if (session) return session.transport.handleRequest(request, { parsedBody: body });
+    const server = getServer(deps, caller);
+    if (isInitialize(body)) {
+      const transport = sessions.open(caller, server);
+      await server.connect(transport);
+      return transport.handleRequest(request, { parsedBody: body });
+    }
+    // Stateless: a transport serves one request only, and in JSON mode the answer is complete when it returns.
+    const transport = new WebStandardStreamableHTTPServerTransport({ enableJsonResponse: true });
+    await server.connect(transport);
+    try {
+      return await transport.handleRequest(request, { parsedBody: body });
+    } finally {
+      await server.close();
+    }
+  }
+
+  async function del(request: Request, caller: Caller): Promise<Response> {
+    const session = sessionOf(request, caller);
+    if (!session) throw new AppError("invalid_input", "Send the Mcp-Session-Id header of the session to end");
+    return session.transport.handleRequest(request);
+  }
+
+  async function handle(request: Request): Promise<Response> {
+    const headers: Record<string, unknown> = {};
+    try {
+      checkOrigin(request, ownOrigin);
+      const caller = await api.guard(request, headers);
+      if (request.method === "POST") return withHeaders(await post(request, caller), headers);
+      if (request.method === "DELETE") return withHeaders(await del(request, caller), headers);
+      return withHeaders(methodNotAllowed(), headers);
+    } catch (e) {
+      return errorResponse(toAppError(e), headers);
+    }
+  }
+
+  return { handle, sessions };
+}
+
+/** The Elysia plugin mounting the handler at /mcp for every method (the handler answers 405 itself). */
+export const mcpRoutes = (deps: Deps, api: ApiContext) => {
+  const mcp = createMcpHandler(deps, api);
+  return new Elysia({ name: "mcp-routes" }).all("/mcp", ({ request }) => mcp.handle(request), { parse: "none" });
+};

@@ -1,0 +1,66 @@
+/**
+ * The MCP server for one caller: the SDK's low-level `Server` with tools/list and tools/call handlers, so the tool
+ * schemas stay TypeBox/JSON Schema (McpServer.registerTool takes only Zod in SDK 1.x).
+ */
+import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import {
+  CallToolRequestSchema,
+  ErrorCode,
+  ListToolsRequestSchema,
+  McpError,
+  type CallToolResult,
+  type Tool,
+} from "@modelcontextprotocol/sdk/types.js";
+import { toAppError } from "../../shared/errors.ts";
+import type { Caller, Deps } from "../deps.ts";
+import { LINK_TOOLS, toJsonSchema, type LinkTool } from "./tools.ts";
+
+export const SERVER_INFO = { name: "clink", version: "1.0.0" };
+
+const INSTRUCTIONS =
+  "Manage the short links of one clink account: create (one or in bulk), list, read, update and delete links, " +
+  "set country/device redirect rules, weighted A/B destinations and social preview cards, and read click statistics. " +
+  "Links are identified by their slug. A failed call returns isError: true with a problem object (`code`, `detail`, " +
+  "and `errors` listing each invalid field) in its text.";
+
+/** tools/list answer, built once: the schemas never change while the process runs. */
+const TOOL_LIST: Tool[] = LINK_TOOLS.map((t) => ({
+  name: t.name,
+  title: t.title,
+  description: t.description,
+  inputSchema: toJsonSchema(t.input),
+  outputSchema: toJsonSchema(t.output),
+  annotations: { title: t.title, ...t.annotations },
+}));
+
+const TOOLS_BY_NAME = new Map<string, LinkTool>(LINK_TOOLS.map((t) => [t.name, t]));
+
+/**
+ * Runs one tool. Success: the object as `structuredContent` plus the same JSON as text. Failure of any kind
+ * (invalid input, unknown slug, slug taken, storage down): `isError: true` with the problem object as JSON text.
+ * The problem is deliberately not put in `structuredContent`: clients validate structuredContent against the
+ * tool's outputSchema whenever it is present (the SDK Client does, even on isError results) and a problem is no
+ * link object.
+ */
+export async function callTool(deps: Deps, caller: Caller, tool: LinkTool, args: Record<string, unknown>): Promise<CallToolResult> {
+  try {
+    const result = (await tool.run(deps, caller, args)) as Record<string, unknown>;
+    return { content: [{ type: "text", text: JSON.stringify(result) }], structuredContent: result };
+  } catch (e) {
+    const problem = toAppError(e).toProblem();
+    return { content: [{ type: "text", text: JSON.stringify(problem) }], isError: true };
+  }
+}
+
+/** A fresh MCP server whose tools act for `caller` (an SDK Server connects to exactly one transport). */
+export function getServer(deps: Deps, caller: Caller): Server {
+  const server = new Server(SERVER_INFO, { capabilities: { tools: {} }, instructions: INSTRUCTIONS });
+  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: TOOL_LIST }));
+  server.setRequestHandler(CallToolRequestSchema, (request) => {
+    const tool = TOOLS_BY_NAME.get(request.params.name);
+    // An unknown tool name is a protocol error (MCP spec, tools "Error Handling"), not a tool result.
+    if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${request.params.name.slice(0, 100)}`);
+    return callTool(deps, caller, tool, request.params.arguments ?? {});
+  });
+  return server;
+}
