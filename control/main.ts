@@ -2,6 +2,7 @@
  * Entry point. `--embedded` (npm start): redirector, control plane and click consumer in one process on
  * one port, SQLite + memory. `--control` (scale mode): control plane and click consumer only.
  */
+import { hostname } from "node:os";
 import { ConfigError, loadConfig, type Config } from "../shared/config.ts";
 import { openStorage } from "../shared/adapters/open.ts";
 import { openCountryLookup } from "../shared/facts/geo.ts";
@@ -9,7 +10,11 @@ import { createWebhookSender } from "../shared/webhooks/sender.ts";
 import { createRedirector } from "../redirector/handler.ts";
 import { buildControlPlane } from "./app.ts";
 import { ClickConsumer } from "./clicks/consumer.ts";
+import { rememberPeer } from "./dashboard/client-ip.ts";
 import type { Deps } from "./deps.ts";
+import { createOps } from "../shared/observability/ops.ts";
+import { observeRedirector } from "../redirector/observe.ts";
+import { observeClickWrites, observeControl } from "./ops/observe-control.ts";
 
 const CONTROL_SEGMENTS = new Set(["", "api", "mcp", "dashboard", "healthz", "readyz", "metrics", "static", "favicon.ico", "robots.txt"]);
 
@@ -24,6 +29,19 @@ export function isControlPath(url: string): boolean {
     end++;
   }
   return CONTROL_SEGMENTS.has(url.slice(p + 1, end));
+}
+
+const STOP_GRACE_MS = 5_000;
+
+/** At most one line per 10 s for a recurring failure (e.g. the store down while the consumer retries). */
+function throttledWarn(what: string, config: Config): (err: unknown) => void {
+  let last = 0;
+  return (err) => {
+    if (config.logLevel === "error" || config.logLevel === "silent") return;
+    if (Date.now() - last < 10_000) return;
+    last = Date.now();
+    console.warn(`${what}: ${err instanceof Error ? err.message : String(err)}`);
+  };
 }
 
 function loadConfigOrExit(): Config {
@@ -44,6 +62,11 @@ async function main() {
   if (role === "embedded" && config.mode === "scale") {
     console.error("DATABASE_URL and REDIS_URL are set: run `npm run start:control` and `npm run start:redirector` for scale mode.");
   }
+  if (role === "control" && config.mode !== "scale") {
+    // A control plane alone on SQLite + memory would queue clicks no redirector can ever share.
+    console.error("Invalid configuration: DATABASE_URL and REDIS_URL must be set for --control (scale mode); use `npm start` otherwise");
+    process.exit(2);
+  }
   let countryLookup;
   try {
     countryLookup = await openCountryLookup(config.geoipDb);
@@ -52,15 +75,24 @@ async function main() {
     process.exit(2);
   }
   const { store, hot, description } = await openStorage(config);
+  const ops = createOps({ config, role, store, hot });
   await store.migrate();
   const deps: Deps = { config, store, hot, now: Date.now };
   const control = buildControlPlane(deps);
-  const consumer = new ClickConsumer(hot, store, { consumerName: `control-${process.pid}`, countryLookup });
+  const consumer = new ClickConsumer(hot, observeClickWrites(store, ops.metrics), {
+    // Unique per process: a consumer group hands each click to one consumer, and takes over a dead one's.
+    consumerName: `control-${hostname()}-${process.pid}`,
+    countryLookup,
+    onError: throttledWarn("click consumer", config),
+    onWritten: ops.metrics.clicksWritten,
+  });
   consumer.start();
 
-  const webhooks = createWebhookSender({ allowPrivate: config.webhookAllowPrivate });
-  const redirector = role === "embedded" ? createRedirector({ config, hot, store, now: Date.now, countryLookup, webhooks }) : null;
-  const handleControl = (req: Request) => control.app.handle(req);
+  const webhooks = createWebhookSender({ allowPrivate: config.webhookAllowPrivate, onResult: ops.metrics.webhookResult });
+  const redirector =
+    role === "embedded" ? observeRedirector(createRedirector({ config, hot, store, now: Date.now, countryLookup, webhooks }), ops) : null;
+  // Also answers /healthz, /readyz and /metrics, and logs one line per request (none per redirect).
+  const handleControl = observeControl((req: Request) => control.app.handle(req), ops);
 
   const server = Bun.serve({
     port: config.port,
@@ -68,7 +100,10 @@ async function main() {
     // Our own 1 MiB check answers with problem+json; Bun's limit only stops absurd bodies.
     maxRequestBodySize: 8 * 1024 * 1024,
     fetch(req, srv) {
-      if (redirector === null || isControlPath(req.url)) return handleControl(req);
+      if (redirector === null || isControlPath(req.url)) {
+        rememberPeer(req, srv.requestIP(req)?.address); // the dashboard's sign-in limit is per client address
+        return handleControl(req);
+      }
       return redirector.fetch(req, srv);
     },
     error() {
@@ -83,8 +118,13 @@ async function main() {
   const shutdown = async () => {
     if (stopping) return;
     stopping = true;
-    await server.stop();
-    await redirector?.flush();
+    ops.probes.markStopping();
+    // Idle keep-alive connections close at once; a request still running after the grace period is cut.
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    await Promise.race([server.stop(), new Promise((r) => (timer = setTimeout(r, STOP_GRACE_MS)))]);
+    clearTimeout(timer);
+    await server.stop(true);
+    await redirector?.clicks.drain(STOP_GRACE_MS);
     await consumer.stop();
     await webhooks.drain();
     await hot.close();

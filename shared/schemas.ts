@@ -7,7 +7,7 @@ import { Type as T, type Static } from "@sinclair/typebox";
 const Address = (description: string) =>
   T.String({ minLength: 1, maxLength: 2048, description: `${description} Absolute http(s) URL, at most 2048 characters.` });
 /** A field that `null` or `""` clears (design §3.2). */
-const Clearable = <S extends ReturnType<typeof T.String>>(s: S) => T.Union([s, T.Null()]);
+const Clearable = <S extends ReturnType<typeof T.String>>(s: S) => T.Union([s, T.Literal(""), T.Null()]);
 const DateInput = (description: string) =>
   T.Union([T.String({ maxLength: 64, description: `${description} ISO 8601 date-time.` }), T.Null()]);
 

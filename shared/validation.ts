@@ -25,7 +25,7 @@ export function schemaErrors(schema: TSchema, value: unknown, prefix = ""): Fiel
     if (seen.has(path)) continue;
     seen.add(path);
     // "x or null" unions: report what is wrong inside the x rather than "Expected union value".
-    const variants = (e.schema.anyOf as TSchema[] | undefined)?.filter((v) => v.type !== "null");
+    const variants = (e.schema.anyOf as TSchema[] | undefined)?.filter((v) => v.type !== "null" && v.const !== "");
     if (variants?.length === 1 && e.value !== null && e.path) {
       out.push(...schemaErrors(variants[0], e.value, prefix + e.path));
     } else {

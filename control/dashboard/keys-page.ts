@@ -1,0 +1,81 @@
+/**
+ * API keys (design §6): create (the full key is shown once, in the answer to the POST, never stored),
+ * list, revoke. Revocation goes through the API's own KeyAuthenticator so its cache forgets the key at once.
+ */
+import { AppError, type FieldError } from "../../shared/errors.ts";
+import { createApiKey, listApiKeys, type ApiKeyView, type KeyAuthenticator } from "../keys/service.ts";
+import { field, htmlResponse, redirect } from "./http.ts";
+import { csrfField, errorsBox, esc, fieldErrors, flashBox, fmtDate, layout } from "./layout.ts";
+import type { FormCtx, SignedInCtx } from "./session.ts";
+
+interface KeysView {
+  keys: ApiKeyView[];
+  created?: { key: string; name: string };
+  error?: { detail: string; errors: FieldError[] };
+  name?: string;
+  flash?: string | null;
+}
+
+function newKeyBox(created: { key: string; name: string }): string {
+  return `<section class="once" aria-labelledby="new-key-title">
+<h2 id="new-key-title">Your new API key “${esc(created.name)}”</h2>
+<p><strong>Copy it now: you will not see it again.</strong> Only a hash is stored, so it cannot be shown later; if you lose it, revoke it and create another.</p>
+<div class="copyrow"><input id="new-key" class="mono" readonly value="${esc(created.key)}" aria-label="New API key">
+<button type="button" class="btn-primary" data-copy="${esc(created.key)}">Copy</button></div>
+<p class="small muted">Use it as <code>Authorization: Bearer ${esc(created.key.slice(0, 7))}…</code> with the REST API (<code>/api/v1</code>) and the MCP server (<code>/mcp</code>).</p>
+</section>`;
+}
+
+function keyRow(k: ApiKeyView, csrf: string): string {
+  const status = k.revokedAt
+    ? `<span class="status status-revoked">revoked</span> <span class="small muted">${fmtDate(k.revokedAt)}</span>`
+    : `<span class="status status-active">active</span>`;
+  const action = k.revokedAt
+    ? ""
+    : `<form method="post" action="/dashboard/keys/${encodeURIComponent(k.id)}/revoke" class="inline" data-confirm="Revoke the key “${esc(k.name)}”? Anything using it stops working immediately.">${csrfField(csrf)}<button type="submit" class="btn-danger btn-small">Revoke</button></form>`;
+  return `<tr><td data-label="Name">${esc(k.name)}</td><td data-label="Key" class="mono">${esc(k.prefix)}…</td>
+<td data-label="Created">${fmtDate(k.createdAt)}</td><td data-label="Last used">${k.lastUsedAt ? fmtDate(k.lastUsedAt) : '<span class="muted">never</span>'}</td>
+<td data-label="Status">${status}</td><td>${action}</td></tr>`;
+}
+
+function keysPage(ctx: SignedInCtx, v: KeysView): string {
+  const csrf = ctx.session.csrfToken;
+  const errors = v.error?.errors ?? [];
+  const rows = v.keys.map((k) => keyRow(k, csrf)).join("");
+  const table = v.keys.length
+    ? `<table class="responsive"><thead><tr><th>Name</th><th>Key</th><th>Created</th><th>Last used</th><th>Status</th><th><span class="muted">Actions</span></th></tr></thead><tbody>${rows}</tbody></table>`
+    : `<p class="muted">No API keys yet.</p>`;
+  const body = `<h1>API keys</h1>${flashBox(v.flash ?? null)}${v.created ? newKeyBox(v.created) : ""}
+<p class="muted">Keys authenticate the REST API and the MCP server. Treat them like passwords.</p>
+<form method="post" action="/dashboard/keys" class="card">${csrfField(csrf)}
+${v.error ? errorsBox(v.error.detail, errors, { "/name": "Name" }) : ""}
+<label for="key-name">New key name <span class="hint">(e.g. “laptop” or “Claude”)</span></label>
+<div class="copyrow"><input id="key-name" name="name" required maxlength="80" value="${esc(v.name ?? "")}"><button type="submit" class="btn-primary">Create key</button></div>${fieldErrors(errors, "/name")}
+</form>
+<h2>Your keys</h2>${table}`;
+  return layout({ title: "API keys", body, viewer: ctx.viewer, current: "keys" });
+}
+
+export async function keysIndex(ctx: SignedInCtx): Promise<Response> {
+  const keys = await listApiKeys(ctx.deps, ctx.account.id);
+  return htmlResponse(200, keysPage(ctx, { keys, flash: ctx.url.searchParams.get("flash") }));
+}
+
+/** Answers the POST itself (no redirect): the only moment the key exists outside the owner's hands. */
+export async function createKey({ ctx, form }: FormCtx<SignedInCtx>): Promise<Response> {
+  const name = field(form, "name");
+  try {
+    const { key, view } = await createApiKey(ctx.deps, ctx.account.id, name);
+    const keys = await listApiKeys(ctx.deps, ctx.account.id);
+    return htmlResponse(201, keysPage(ctx, { keys, created: { key, name: view.name } }));
+  } catch (e) {
+    if (!(e instanceof AppError) || e.code !== "invalid_input") throw e;
+    const keys = await listApiKeys(ctx.deps, ctx.account.id);
+    return htmlResponse(400, keysPage(ctx, { keys, name, error: { detail: e.message, errors: e.errors ?? [] } }));
+  }
+}
+
+export const revokeKey = (auth: KeyAuthenticator) => async ({ ctx }: FormCtx<SignedInCtx>): Promise<Response> => {
+  await auth.revoke(ctx.account.id, ctx.params.id ?? "");
+  return redirect("/dashboard/keys?flash=revoked");
+};

@@ -1,0 +1,98 @@
+/**
+ * The page shell and the small pieces every page uses. Every value that did not come from this file goes
+ * through `esc` (shared/html.ts): link fields, emails, key names, query strings, error messages.
+ */
+import { escapeHtml as esc } from "../../shared/html.ts";
+import type { FieldError } from "../../shared/errors.ts";
+import { htmlResponse } from "./http.ts";
+import { assetUrl } from "./static.ts";
+
+export { esc };
+
+/** Who is looking at a signed-in page: shown in the header; the token protects the sign-out form. */
+export interface Viewer {
+  email: string;
+  csrfToken: string;
+}
+
+export type Section = "links" | "new" | "keys";
+
+export interface PageOptions {
+  title: string;
+  body: string;
+  viewer?: Viewer;
+  current?: Section;
+  /** Sign-in and sign-up: a narrow centred column. */
+  narrow?: boolean;
+}
+
+export const csrfField = (token: string) => `<input type="hidden" name="_csrf" value="${esc(token)}">`;
+
+function nav(viewer: Viewer, current?: Section): string {
+  const item = (section: Section, href: string, label: string) =>
+    `<a href="${href}"${current === section ? ' aria-current="page"' : ""}>${label}</a>`;
+  return `<nav aria-label="Main">${item("links", "/dashboard/links", "Links")}${item("new", "/dashboard/links/new", "New link")}${item("keys", "/dashboard/keys", "API keys")}</nav>
+<div class="who"><span>${esc(viewer.email)}</span><form method="post" action="/dashboard/signout" class="inline">${csrfField(viewer.csrfToken)}<button type="submit">Sign out</button></form></div>`;
+}
+
+export function layout(o: PageOptions): string {
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width,initial-scale=1">
+<meta name="robots" content="noindex">
+<link rel="icon" href="data:,">
+<title>${esc(o.title)} · clink</title>
+<link rel="stylesheet" href="${assetUrl("app.css")}">
+<script src="${assetUrl("app.js")}" defer></script>
+</head><body>
+<header class="top"><div class="bar"><a class="brand" href="/dashboard">clink</a>${o.viewer ? nav(o.viewer, o.current) : ""}</div></header>
+<main${o.narrow ? ' class="narrow"' : ""}>${o.body}</main>
+</body></html>`;
+}
+
+/** Messages shown after a redirect, chosen by a fixed code in the query string (never text from the URL). */
+const FLASH: Record<string, string> = {
+  created: "Link created.",
+  updated: "Link saved.",
+  deleted: "Link deleted.",
+  revoked: "API key revoked. Requests using it are refused from now on.",
+  welcome: "Welcome! Your account is ready.",
+  "signed-out": "You are signed out.",
+};
+
+export function flashBox(code: string | null): string {
+  const text = code ? FLASH[code] : undefined;
+  return text ? `<p class="flash" role="status">${esc(text)}</p>` : "";
+}
+
+/** The list of every problem at the top of a form, as the API reported them. */
+export function errorsBox(detail: string, errors: FieldError[], labels: Record<string, string> = {}): string {
+  const items = errors.map((e) => `<li>${esc(labelFor(e.path, labels))}: ${esc(e.message)}</li>`).join("");
+  return `<div class="errors" role="alert"><strong>${esc(detail)}</strong>${items ? `<ul>${items}</ul>` : ""}</div>`;
+}
+
+/** "/rules/2/url" → "Rule 3 URL" when the labels know "/rules/*\/url"; otherwise the path itself. */
+function labelFor(path: string, labels: Record<string, string>): string {
+  if (labels[path]) return labels[path];
+  const m = /^\/(\w+)\/(\d+)\/(\w+)$/.exec(path);
+  const generic = m ? labels[`/${m[1]}/*/${m[3]}`] : undefined;
+  if (m && generic) return generic.replace("#", String(Number(m[2]) + 1));
+  return path.replace(/^\//, "") || "form";
+}
+
+/** Messages for one field, shown under its input. */
+export function fieldErrors(errors: FieldError[], path: string): string {
+  return errors.filter((e) => e.path === path).map((e) => `<p class="err">${esc(e.message)}</p>`).join("");
+}
+
+export function fmtDate(value: string | number | null): string {
+  if (value === null) return "—";
+  const d = new Date(value);
+  const text = `${d.toISOString().slice(0, 16).replace("T", " ")} UTC`;
+  return `<time datetime="${esc(d.toISOString())}">${esc(text)}</time>`;
+}
+
+export function errorPage(status: number, title: string, message: string, viewer?: Viewer, extra: Record<string, string> = {}): Response {
+  const body = `<h1>${esc(title)}</h1><p>${esc(message)}</p><p><a href="/dashboard">Back to the dashboard</a></p>`;
+  return htmlResponse(status, layout({ title, body, viewer, narrow: !viewer }), extra);
+}

@@ -1,0 +1,76 @@
+/**
+ * Create, edit and delete a link from the dashboard: the form is mapped to the API's input and handed to
+ * the same service functions REST and MCP call, so rules and messages cannot drift apart.
+ */
+import { AppError, type FieldError } from "../../shared/errors.ts";
+import { createLink, deleteLink, getLink, updateLink } from "../links/service.ts";
+import { htmlResponse, redirect } from "./http.ts";
+import { csrfField, esc, layout } from "./layout.ts";
+import { linkForm, type LinkFormOptions } from "./link-form.ts";
+import { createInputFrom, EMPTY_FORM, updateInputFrom, valuesFromForm, valuesFromLink } from "./link-form-input.ts";
+import type { FormCtx, SignedInCtx } from "./session.ts";
+
+const linkPath = (slug: string) => `/dashboard/links/${encodeURIComponent(slug)}`;
+
+/** Errors a person can fix in the form; anything else (not found, unavailable …) becomes an error page. */
+function formError(e: unknown): { status: number; detail: string; errors: FieldError[] } | null {
+  if (!(e instanceof AppError)) return null;
+  if (e.code === "slug_taken") return { status: 409, detail: e.message, errors: [{ path: "/slug", message: "is already taken" }] };
+  if (e.code === "invalid_input" || e.code === "slug_reserved") return { status: 400, detail: e.message, errors: e.errors ?? [] };
+  return null;
+}
+
+function formPage(ctx: SignedInCtx, status: number, title: string, o: Omit<LinkFormOptions, "csrf">): Response {
+  const heading = o.mode === "edit" ? `<h1>Edit <span class="mono">${esc(o.values.slug)}</span></h1>` : "<h1>New link</h1>";
+  const body = `${heading}${linkForm({ ...o, csrf: ctx.session.csrfToken })}`;
+  return htmlResponse(status, layout({ title, body, viewer: ctx.viewer, current: o.mode === "create" ? "new" : "links" }));
+}
+
+export async function newLinkPage(ctx: SignedInCtx): Promise<Response> {
+  return formPage(ctx, 200, "New link", { mode: "create", values: EMPTY_FORM });
+}
+
+export async function createLinkAction({ ctx, form }: FormCtx<SignedInCtx>): Promise<Response> {
+  const values = valuesFromForm(form);
+  try {
+    const link = await createLink(ctx.deps, ctx.caller, createInputFrom(values));
+    return redirect(`${linkPath(link.slug)}/stats?flash=created`);
+  } catch (e) {
+    const err = formError(e);
+    if (!err) throw e;
+    return formPage(ctx, err.status, "New link", { mode: "create", values, error: err });
+  }
+}
+
+export async function editLinkPage(ctx: SignedInCtx): Promise<Response> {
+  const link = await getLink(ctx.deps, ctx.caller, ctx.params.slug ?? "");
+  return formPage(ctx, 200, `Edit ${link.slug}`, { mode: "edit", values: valuesFromLink(link), webhookSecret: link.webhookSecret });
+}
+
+export async function updateLinkAction({ ctx, form }: FormCtx<SignedInCtx>): Promise<Response> {
+  const current = await getLink(ctx.deps, ctx.caller, ctx.params.slug ?? "");
+  const values = { ...valuesFromForm(form), slug: current.slug, hasPassword: current.hasPassword };
+  try {
+    await updateLink(ctx.deps, ctx.caller, current.slug, updateInputFrom(values));
+    return redirect(`${linkPath(current.slug)}/stats?flash=updated`);
+  } catch (e) {
+    const err = formError(e);
+    if (!err) throw e;
+    return formPage(ctx, err.status, `Edit ${current.slug}`, { mode: "edit", values, error: err, webhookSecret: current.webhookSecret });
+  }
+}
+
+export async function deleteLinkPage(ctx: SignedInCtx): Promise<Response> {
+  const link = await getLink(ctx.deps, ctx.caller, ctx.params.slug ?? "");
+  const body = `<h1>Delete <span class="mono">${esc(link.slug)}</span>?</h1>
+<div class="card"><p>The short address <span class="mono">${esc(link.shortUrl)}</span> will stop working (it answers 404). This cannot be undone.</p>
+<p class="small muted">Destination: <span class="mono">${esc(link.target)}</span> · ${link.hits} click(s)</p>
+<form method="post" action="${linkPath(link.slug)}/delete" class="actions">${csrfField(ctx.session.csrfToken)}
+<button type="submit" class="btn-danger">Delete permanently</button><a class="btn" href="/dashboard/links">Cancel</a></form></div>`;
+  return htmlResponse(200, layout({ title: `Delete ${link.slug}`, body, viewer: ctx.viewer, current: "links" }));
+}
+
+export async function deleteLinkAction({ ctx }: FormCtx<SignedInCtx>): Promise<Response> {
+  await deleteLink(ctx.deps, ctx.caller, ctx.params.slug ?? "");
+  return redirect("/dashboard/links?flash=deleted");
+}

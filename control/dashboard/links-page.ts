@@ -1,0 +1,77 @@
+/**
+ * The links table: search, tag/folder/status filters and cursor pagination, all through the same
+ * listLinks service the REST API uses (its cursor, its validation).
+ */
+import { AppError } from "../../shared/errors.ts";
+import type { LinkObject } from "../../shared/schemas.ts";
+import { listLinks } from "../links/service.ts";
+import { htmlResponse } from "./http.ts";
+import { errorsBox, esc, flashBox, fmtDate, layout } from "./layout.ts";
+import type { SignedInCtx } from "./session.ts";
+
+const PAGE_SIZE = 25;
+const FILTERS = ["q", "tag", "folder", "status"] as const;
+type Filters = Record<(typeof FILTERS)[number], string>;
+
+/** The list URL for these filters (and cursor); empty values are left out. */
+function listUrl(f: Filters, cursor?: string): string {
+  const p = new URLSearchParams();
+  for (const k of FILTERS) if (f[k]) p.set(k, f[k]);
+  if (cursor) p.set("cursor", cursor);
+  const qs = p.toString();
+  return `/dashboard/links${qs ? `?${qs}` : ""}`;
+}
+
+const slugPath = (slug: string) => `/dashboard/links/${encodeURIComponent(slug)}`;
+
+function linkRow(l: LinkObject, f: Filters): string {
+  const tags = l.tags.map((t) => `<a class="tag" href="${esc(listUrl({ ...f, tag: t }))}">${esc(t)}</a>`).join("");
+  const folder = l.folder ? `<a href="${esc(listUrl({ ...f, folder: l.folder }))}">${esc(l.folder)}</a>` : '<span class="muted">—</span>';
+  const hits = l.maxHits === null ? String(l.hits) : `${l.hits} / ${l.maxHits}`;
+  const lock = l.hasPassword ? ' <span class="small muted" title="Password protected">(password)</span>' : "";
+  return `<tr>
+<td data-label="Short link"><a class="mono" href="${slugPath(l.slug)}/stats">${esc(l.slug)}</a>${lock}<br><button type="button" class="btn-small" data-copy="${esc(l.shortUrl)}">Copy</button></td>
+<td data-label="Destination" class="target"><a href="${esc(l.target)}" rel="noopener noreferrer" target="_blank">${esc(l.target)}</a></td>
+<td data-label="Tags">${tags || '<span class="muted">—</span>'}</td>
+<td data-label="Folder">${folder}</td>
+<td data-label="Status"><span class="status status-${esc(l.status)}">${esc(l.status)}</span></td>
+<td data-label="Clicks">${esc(hits)}</td>
+<td data-label="Created">${fmtDate(l.createdAt)}</td>
+<td><a href="${slugPath(l.slug)}/stats">Stats</a> · <a href="${slugPath(l.slug)}/edit">Edit</a> · <a href="${slugPath(l.slug)}/delete">Delete</a></td>
+</tr>`;
+}
+
+function filterForm(f: Filters): string {
+  const status = (s: string, label: string) => `<option value="${s}"${f.status === s ? " selected" : ""}>${label}</option>`;
+  return `<form method="get" action="/dashboard/links" class="card filters" role="search">
+<div class="q"><label for="q">Search</label><input id="q" name="q" type="search" value="${esc(f.q)}" placeholder="slug or destination" maxlength="500"></div>
+<div><label for="tag">Tag</label><input id="tag" name="tag" value="${esc(f.tag)}" maxlength="500"></div>
+<div><label for="folder">Folder</label><input id="folder" name="folder" value="${esc(f.folder)}" maxlength="500"></div>
+<div><label for="status">Status</label><select id="status" name="status">${status("", "any")}${status("active", "active")}${status("paused", "paused")}${status("archived", "archived")}</select></div>
+<div><button type="submit">Filter</button></div></form>`;
+}
+
+export async function linksIndex(ctx: SignedInCtx): Promise<Response> {
+  const sp = ctx.url.searchParams;
+  const f = Object.fromEntries(FILTERS.map((k) => [k, (sp.get(k) ?? "").trim()])) as Filters;
+  const cursor = sp.get("cursor") ?? "";
+  let result: { links: LinkObject[]; nextCursor: string | null } = { links: [], nextCursor: null };
+  let problem = "";
+  try {
+    result = await listLinks(ctx.deps, ctx.caller, { ...f, cursor, limit: PAGE_SIZE });
+  } catch (e) {
+    if (!(e instanceof AppError) || e.code !== "invalid_input") throw e;
+    problem = errorsBox(e.message, e.errors ?? []);
+  }
+  const filtered = FILTERS.some((k) => f[k]);
+  const rows = result.links.map((l) => linkRow(l, f)).join("");
+  const empty = filtered || cursor ? "No links match these filters." : 'No links yet. <a href="/dashboard/links/new">Create your first one</a>.';
+  const table = result.links.length
+    ? `<table class="responsive"><thead><tr><th>Short link</th><th>Destination</th><th>Tags</th><th>Folder</th><th>Status</th><th>Clicks</th><th>Created</th><th><span class="muted">Actions</span></th></tr></thead><tbody>${rows}</tbody></table>`
+    : `<p class="card muted">${empty}</p>`;
+  const pager = `<nav class="pager" aria-label="Pages">${cursor ? `<a href="${esc(listUrl(f))}">← First page</a>` : "<span></span>"}${
+    result.nextCursor ? `<a href="${esc(listUrl(f, result.nextCursor))}">Next page →</a>` : ""}</nav>`;
+  const body = `<div class="head"><h1>Links</h1><a class="btn btn-primary" href="/dashboard/links/new">New link</a></div>${flashBox(sp.get("flash"))}${problem}${filterForm(f)}
+${filtered ? `<p class="small">Filtered. <a href="/dashboard/links">Show all links</a></p>` : ""}${table}${pager}`;
+  return htmlResponse(200, layout({ title: "Links", body, viewer: ctx.viewer, current: "links" }));
+}

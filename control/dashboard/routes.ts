@@ -1,0 +1,85 @@
+/**
+ * The web dashboard at /dashboard (design §6): server-rendered pages over the same service functions as
+ * REST and MCP. Every route answers HTML (never problem+json): errors become pages here, once.
+ *
+ *   GET  /dashboard                      → links or sign-in
+ *   GET  /dashboard/signin|signup        POST the same (anonymous CSRF cookie)
+ *   POST /dashboard/signout
+ *   GET  /dashboard/keys                 POST /dashboard/keys (key shown once), POST /dashboard/keys/:id/revoke
+ *   GET  /dashboard/links                (q, tag, folder, status, cursor)
+ *   GET  /dashboard/links/new            POST /dashboard/links
+ *   GET  /dashboard/links/:slug/stats    GET …/qr.svg
+ *   GET  /dashboard/links/:slug/edit     POST the same
+ *   GET  /dashboard/links/:slug/delete   POST the same
+ */
+import { Elysia } from "elysia";
+import { AppError, toAppError } from "../../shared/errors.ts";
+import type { Deps } from "../deps.ts";
+import type { KeyAuthenticator } from "../keys/service.ts";
+import { home, signIn, signInPage, signOut, signUp, signUpPage } from "./auth-pages.ts";
+import { createKey, keysIndex, revokeKey } from "./keys-page.ts";
+import { errorPage } from "./layout.ts";
+import { createLinkAction, deleteLinkAction, deleteLinkPage, editLinkPage, newLinkPage, updateLinkAction } from "./link-actions.ts";
+import { linksIndex } from "./links-page.ts";
+import { requestCtx, signedIn, withAnonForm, withSession, withSessionForm, type RequestCtx } from "./session.ts";
+import { serveAsset } from "./static.ts";
+import { qrFile, statsPage } from "./stats-page.ts";
+
+type Handler = (ctx: RequestCtx) => Promise<Response>;
+
+/** What a person sees for an error: the AppError's own words, or nothing internal for a bug. */
+async function errorToPage(ctx: RequestCtx, err: unknown): Promise<Response> {
+  if (!(err instanceof AppError)) console.error("dashboard error:", err);
+  const e = toAppError(err);
+  const viewer = (await signedIn(ctx).catch(() => null))?.viewer;
+  const headers: Record<string, string> = e.retryAfter !== undefined ? { "retry-after": String(e.retryAfter) } : {};
+  switch (e.code) {
+    case "not_found":
+      return errorPage(404, "Not found", e.message, viewer);
+    case "rate_limited":
+      return errorPage(429, "Too many requests", e.message, viewer, headers);
+    case "unavailable":
+      return errorPage(503, "Temporarily unavailable", "Storage is not answering right now. Please try again in a moment.", viewer, headers);
+    case "internal":
+      return errorPage(500, "Something went wrong", "An unexpected error occurred. Please try again.", viewer);
+    default:
+      return errorPage(e.status, e.code === "invalid_input" ? "Invalid request" : "Request refused", e.message, viewer, headers);
+  }
+}
+
+const notFound: Handler = async () => {
+  throw new AppError("not_found", "There is no such page in the dashboard.");
+};
+
+export function dashboardRoutes(deps: Deps, auth: KeyAuthenticator) {
+  const run = (handler: Handler) => async ({ request, params }: { request: Request; params: Record<string, string> }) => {
+    const ctx = requestCtx(deps, request, params);
+    try {
+      return await handler(ctx);
+    } catch (err) {
+      return errorToPage(ctx, err);
+    }
+  };
+  return new Elysia({ name: "dashboard" })
+    .get("/dashboard", run(home))
+    .get("/dashboard/static/:file", ({ params }) => serveAsset(params.file))
+    .get("/dashboard/signin", run(signInPage))
+    .post("/dashboard/signin", run(withAnonForm(signIn)))
+    .get("/dashboard/signup", run(signUpPage))
+    .post("/dashboard/signup", run(withAnonForm(signUp)))
+    .post("/dashboard/signout", run(withSessionForm(signOut)))
+    .get("/dashboard/keys", run(withSession(keysIndex)))
+    .post("/dashboard/keys", run(withSessionForm(createKey)))
+    .post("/dashboard/keys/:id/revoke", run(withSessionForm(revokeKey(auth))))
+    .get("/dashboard/links", run(withSession(linksIndex)))
+    .post("/dashboard/links", run(withSessionForm(createLinkAction)))
+    .get("/dashboard/links/new", run(withSession(newLinkPage)))
+    .get("/dashboard/links/:slug/stats", run(withSession(statsPage)))
+    .get("/dashboard/links/:slug/qr.svg", run(withSession(qrFile)))
+    .get("/dashboard/links/:slug/edit", run(withSession(editLinkPage)))
+    .post("/dashboard/links/:slug/edit", run(withSessionForm(updateLinkAction)))
+    .get("/dashboard/links/:slug/delete", run(withSession(deleteLinkPage)))
+    .post("/dashboard/links/:slug/delete", run(withSessionForm(deleteLinkAction)))
+    .get("/dashboard/*", run(notFound))
+    .post("/dashboard/*", run(notFound));
+}

@@ -1,0 +1,155 @@
+/**
+ * The dashboard's only CSS and JavaScript, served from /dashboard/static/ so the CSP needs no inline code.
+ * No build step: these strings are the files. URLs carry a content hash, so browsers may cache them forever.
+ */
+
+const CSS = `
+:root{--fg:#1d2433;--muted:#5b6478;--bg:#f5f6fa;--card:#fff;--line:#e1e4ec;--accent:#3b5bdb;--accent-fg:#fff;--danger:#c92a2a;--ok:#2b8a3e;--warn-bg:#fff4e6;--warn:#a35200;--radius:8px}
+*{box-sizing:border-box}
+html{-webkit-text-size-adjust:100%}
+body{margin:0;font:15px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:var(--fg);background:var(--bg)}
+a{color:var(--accent)}
+header.top{background:#1d2433;color:#fff}
+header.top .bar{max-width:72rem;margin:0 auto;padding:.6rem 1rem;display:flex;flex-wrap:wrap;gap:.5rem 1.25rem;align-items:center}
+header.top a{color:#fff;text-decoration:none}
+header.top .brand{font-weight:700;font-size:1.1rem;letter-spacing:.02em}
+header.top nav{display:flex;flex-wrap:wrap;gap:.25rem 1rem;flex:1}
+header.top nav a{opacity:.85}header.top nav a[aria-current=page]{opacity:1;text-decoration:underline}
+header.top .who{display:flex;gap:.75rem;align-items:center;font-size:.9rem;opacity:.9;overflow-wrap:anywhere}
+header.top .who button{background:none;border:1px solid #fff6;color:#fff;padding:.2rem .6rem}
+main{max-width:72rem;margin:0 auto;padding:1.25rem 1rem 3rem}
+main.narrow{max-width:26rem;padding-top:8vh}
+h1{font-size:1.5rem;margin:0 0 1rem}h2{font-size:1.15rem;margin:1.5rem 0 .75rem}
+.card{background:var(--card);border:1px solid var(--line);border-radius:var(--radius);padding:1rem 1.25rem;margin-bottom:1rem}
+.card>h2:first-child{margin-top:0}
+.head{display:flex;flex-wrap:wrap;gap:.5rem 1rem;justify-content:space-between;align-items:center;margin-bottom:1rem}.head h1{margin:0}
+.muted{color:var(--muted)}.small{font-size:.85rem}
+.mono{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;overflow-wrap:anywhere}
+label{display:block;font-weight:600;margin:.75rem 0 .25rem}
+label .hint,.hint{font-weight:400;color:var(--muted);font-size:.85rem}
+input,select,textarea{font:inherit;width:100%;padding:.45rem .6rem;border:1px solid #c5cad6;border-radius:6px;background:#fff;color:var(--fg)}
+input[type=checkbox]{width:auto;margin-right:.4rem}
+label.check{display:flex;align-items:center;font-weight:400}
+textarea{min-height:4.5rem}
+input:focus,select:focus,textarea:focus,button:focus-visible,a:focus-visible{outline:2px solid var(--accent);outline-offset:1px}
+button,.btn{font:inherit;display:inline-block;padding:.45rem .9rem;border-radius:6px;border:1px solid #c5cad6;background:#fff;color:var(--fg);cursor:pointer;text-decoration:none;line-height:1.4;white-space:nowrap}
+.btn-primary{background:var(--accent);border-color:var(--accent);color:var(--accent-fg)}
+.btn-danger{background:var(--danger);border-color:var(--danger);color:#fff}
+.btn-small{padding:.15rem .5rem;font-size:.85rem}
+.actions{display:flex;flex-wrap:wrap;gap:.5rem;align-items:center;margin-top:1rem}
+.inline{display:inline}
+.grid{display:grid;grid-template-columns:repeat(auto-fit,minmax(15rem,1fr));gap:0 1rem}
+fieldset{border:1px solid var(--line);border-radius:var(--radius);padding:.5rem 1rem 1rem;margin:1rem 0;background:var(--card)}
+legend{font-weight:700;padding:0 .4rem}
+.rows .row{display:grid;grid-template-columns:8rem 8rem 1fr;gap:.5rem;margin-top:.5rem}
+.rows.ab .row{grid-template-columns:1fr 7rem}
+.flash{padding:.6rem .9rem;border-radius:6px;margin-bottom:1rem;background:#e6fcf5;border:1px solid #96f2d7}
+.errors{padding:.6rem .9rem;border-radius:6px;margin-bottom:1rem;background:#fff5f5;border:1px solid #ffc9c9;color:var(--danger)}
+.errors ul{margin:.25rem 0 0;padding-left:1.2rem}
+.err{color:var(--danger);font-size:.85rem;margin:.2rem 0 0}
+.once{background:var(--warn-bg);border:1px solid #ffd8a8;border-radius:var(--radius);padding:1rem;margin-bottom:1rem}
+.once strong{color:var(--warn)}
+.copyrow{display:flex;gap:.5rem;align-items:center;margin:.5rem 0}.copyrow input{flex:1;min-width:0}
+.filters{display:grid;grid-template-columns:2fr 1fr 1fr 1fr auto;gap:.5rem;align-items:end}
+.filters label{margin:0 0 .2rem;font-size:.85rem}
+table{width:100%;border-collapse:collapse;background:var(--card);border:1px solid var(--line);border-radius:var(--radius)}
+th,td{text-align:left;padding:.55rem .7rem;border-bottom:1px solid var(--line);vertical-align:top}
+th{font-size:.8rem;text-transform:uppercase;letter-spacing:.04em;color:var(--muted)}
+td.target{max-width:22rem;overflow-wrap:anywhere}
+.tag{display:inline-block;background:#edf2ff;color:#364fc7;border-radius:99px;padding:0 .55rem;font-size:.8rem;margin:0 .2rem .2rem 0;text-decoration:none;overflow-wrap:anywhere}
+.status{font-size:.8rem;border-radius:4px;padding:.05rem .4rem;background:#e9ecef}
+.status-active{background:#d3f9d8;color:var(--ok)}.status-paused{background:#fff3bf}.status-archived{background:#e9ecef;color:var(--muted)}
+.status-revoked{background:#ffe3e3;color:var(--danger)}
+.pager{display:flex;gap:.75rem;justify-content:space-between;margin-top:1rem}
+.totals{display:grid;grid-template-columns:repeat(auto-fit,minmax(9rem,1fr));gap:1rem}
+.totals .card,.charts .card{margin:0}
+.totals{margin-bottom:1rem}
+.totals .num{font-size:1.7rem;font-weight:700}
+.charts{display:grid;grid-template-columns:repeat(auto-fit,minmax(20rem,1fr));gap:1rem}
+.chart .bar{fill:var(--accent)}.chart .bar-zero{fill:#dbe4ff}.chart .baseline{stroke:#c5cad6;stroke-width:1}
+.hourly svg{width:100%;height:11rem;display:block}
+.hourly .ticks{display:grid;grid-template-columns:repeat(24,1fr);font-size:.75rem;color:var(--muted);margin-top:.25rem}
+.hourly .ticks span{display:flex;justify-content:center;white-space:nowrap}
+.hourly .ymax{margin-bottom:.25rem}
+ul.breakdown{list-style:none;margin:0;padding:0;display:grid;grid-template-columns:auto 1fr auto;gap:.45rem .6rem;align-items:center}
+ul.breakdown li{display:contents}
+ul.breakdown .blabel{overflow:hidden;text-overflow:ellipsis;white-space:nowrap;font-size:.9rem;max-width:14rem}
+ul.breakdown svg{width:100%;height:1rem;display:block}
+ul.breakdown .bnum{font-size:.85rem;color:var(--muted);font-variant-numeric:tabular-nums}
+.overview{display:grid;grid-template-columns:1fr auto;gap:1rem;align-items:start}
+.qr svg{width:10rem;height:10rem;display:block;background:#fff}
+dl.facts{display:grid;grid-template-columns:max-content 1fr;gap:.25rem 1rem;margin:0}
+dl.facts dt{color:var(--muted)}dl.facts dd{margin:0;overflow-wrap:anywhere}
+@media (max-width:42rem){
+  .filters{grid-template-columns:1fr 1fr}.filters .q{grid-column:1/-1}
+  .overview{grid-template-columns:1fr}
+  .rows .row{grid-template-columns:1fr 1fr}.rows .row .url{grid-column:1/-1}
+  .rows.ab .row{grid-template-columns:1fr 5.5rem}.rows.ab .row .url{grid-column:auto}
+  ul.breakdown .blabel{max-width:9rem}
+  table.responsive,table.responsive tbody,table.responsive tr,table.responsive td{display:block;width:100%}
+  table.responsive thead{display:none}
+  table.responsive tr{border-bottom:2px solid var(--line);padding:.4rem 0}
+  table.responsive td{border:0;padding:.2rem .7rem;max-width:none}
+  table.responsive td[data-label]::before{content:attr(data-label);display:block;font-size:.75rem;text-transform:uppercase;color:var(--muted)}
+}
+`;
+
+const JS = `
+"use strict";
+function copyText(text) {
+  if (navigator.clipboard && window.isSecureContext) return navigator.clipboard.writeText(text);
+  var t = document.createElement("textarea");
+  t.value = text; t.setAttribute("readonly", ""); t.style.position = "fixed"; t.style.opacity = "0";
+  document.body.appendChild(t); t.select();
+  try { document.execCommand("copy"); } finally { document.body.removeChild(t); }
+  return Promise.resolve();
+}
+document.addEventListener("click", function (e) {
+  var copy = e.target.closest("[data-copy]");
+  if (copy) {
+    e.preventDefault();
+    var label = copy.textContent;
+    copyText(copy.getAttribute("data-copy")).then(function () {
+      copy.textContent = "Copied!";
+      setTimeout(function () { copy.textContent = label; }, 1500);
+    }, function () { copy.textContent = "Press Ctrl+C"; });
+    return;
+  }
+  var add = e.target.closest("[data-add-row]");
+  if (add) {
+    e.preventDefault();
+    var box = document.querySelector('[data-rows="' + add.getAttribute("data-add-row") + '"]');
+    var rows = box.querySelectorAll(".row");
+    if (rows.length >= Number(box.getAttribute("data-max"))) return;
+    var row = rows[rows.length - 1].cloneNode(true);
+    row.querySelectorAll("input").forEach(function (i) { i.value = ""; });
+    box.appendChild(row);
+  }
+});
+document.addEventListener("submit", function (e) {
+  var msg = e.target.getAttribute("data-confirm");
+  if (msg && !window.confirm(msg)) e.preventDefault();
+});
+`;
+
+function asset(body: string, type: string) {
+  const version = Bun.hash(body).toString(36);
+  return { body, type, version };
+}
+
+export const ASSETS = {
+  "app.css": asset(CSS, "text/css; charset=utf-8"),
+  "app.js": asset(JS, "text/javascript; charset=utf-8"),
+} as const;
+
+export type AssetName = keyof typeof ASSETS;
+
+export const assetUrl = (name: AssetName) => `/dashboard/static/${name}?v=${ASSETS[name].version}`;
+
+export function serveAsset(name: string): Response {
+  const a = ASSETS[name as AssetName];
+  if (!a) return new Response("Not found", { status: 404, headers: { "content-type": "text/plain" } });
+  return new Response(a.body, {
+    headers: { "content-type": a.type, "cache-control": "public, max-age=31536000, immutable", "x-content-type-options": "nosniff" },
+  });
+}
