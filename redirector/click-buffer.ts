@@ -1,7 +1,11 @@
 /**
  * Clicks leave the hot path through this buffer: pushed synchronously, handed to HotState in batches
- * (one call per batch, never one round trip per click). While HotState is unreachable the buffer keeps
- * up to `maxBuffered` clicks and retries; beyond that the oldest are dropped and counted.
+ * (one call per batch, a pipelined round trip in Redis, never one round trip per click). A batch goes out
+ * when `batchSize` clicks are waiting or `flushMs` after the first one, whichever comes first, so a
+ * process killed without warning loses at most the clicks of that window (design §8).
+ *
+ * While HotState is unreachable the buffer keeps up to `maxBuffered` clicks and retries with a growing
+ * pause (up to 2 s); beyond that the oldest are dropped and counted in `dropped`.
  */
 import type { ClickEvent, HotState } from "../shared/ports.ts";
 
@@ -11,14 +15,23 @@ export interface ClickBufferOptions {
   maxBuffered?: number;
 }
 
+const RETRY_FIRST_MS = 100;
+const RETRY_MAX_MS = 2_000;
+
 export class ClickBuffer {
   private buf: ClickEvent[] = [];
   private timer: ReturnType<typeof setTimeout> | null = null;
   private flushing: Promise<void> | null = null;
+  private retryMs = RETRY_FIRST_MS;
+  /** True after a failed batch until one succeeds: only the retry timer flushes then. */
+  private backingOff = false;
   private readonly batchSize: number;
   private readonly flushMs: number;
   private readonly maxBuffered: number;
+  /** Clicks dropped because the buffer was full while HotState was unreachable. */
   dropped = 0;
+  /** Clicks handed to HotState so far. */
+  delivered = 0;
 
   constructor(private hot: HotState, o: ClickBufferOptions = {}) {
     this.batchSize = o.batchSize ?? 256;
@@ -32,15 +45,21 @@ export class ClickBuffer {
       this.buf.shift();
       this.dropped++;
     }
+    // While a batch is in flight its loop takes these too; while backing off, the retry timer does.
+    if (this.flushing !== null || this.backingOff) return;
     if (this.buf.length >= this.batchSize) void this.flush();
     else if (this.timer === null) this.timer = setTimeout(() => void this.flush(), this.flushMs);
   }
 
+  /** Clicks waiting to be handed over. */
   get size(): number {
     return this.buf.length;
   }
 
-  /** Hands everything buffered to HotState; on failure keeps it and retries later. */
+  /**
+   * Hands everything buffered to HotState. Resolves when the buffer is empty or a batch failed; on
+   * failure the clicks stay buffered (in order) and a retry is scheduled.
+   */
   flush(): Promise<void> {
     if (this.flushing) return this.flushing;
     if (this.timer !== null) {
@@ -49,19 +68,50 @@ export class ClickBuffer {
     }
     if (this.buf.length === 0) return Promise.resolve();
     this.flushing = (async () => {
+      // Clicks pushed while a batch is in flight go out in the next turn of this loop.
       while (this.buf.length > 0) {
         const batch = this.buf.splice(0, this.batchSize);
         try {
           await this.hot.enqueueClicks(batch);
+          this.delivered += batch.length;
+          this.retryMs = RETRY_FIRST_MS;
+          this.backingOff = false;
         } catch {
           this.buf.unshift(...batch);
-          if (this.timer === null) this.timer = setTimeout(() => void this.flush(), 500);
+          const overflow = this.buf.length - this.maxBuffered;
+          if (overflow > 0) {
+            this.buf.splice(0, overflow);
+            this.dropped += overflow;
+          }
+          this.backingOff = true;
+          this.timer = setTimeout(() => void this.flush(), this.retryMs);
+          this.retryMs = Math.min(this.retryMs * 2, RETRY_MAX_MS);
           return;
         }
       }
     })().finally(() => {
       this.flushing = null;
+      // A click pushed between the loop's last check and this line would otherwise wait for the next push.
+      if (this.buf.length > 0 && this.timer === null) this.timer = setTimeout(() => void this.flush(), this.flushMs);
     });
     return this.flushing;
+  }
+
+  /**
+   * Graceful shutdown: keeps flushing until the buffer is empty or `timeoutMs` passed (HotState down).
+   * Returns how many clicks could not be handed over.
+   */
+  async drain(timeoutMs: number): Promise<number> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      await this.flush();
+      if (this.buf.length === 0 || Date.now() >= deadline) break;
+      await new Promise((r) => setTimeout(r, Math.min(200, Math.max(0, deadline - Date.now()))));
+    }
+    if (this.timer !== null) {
+      clearTimeout(this.timer);
+      this.timer = null;
+    }
+    return this.buf.length;
   }
 }

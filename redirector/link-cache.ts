@@ -1,12 +1,21 @@
 /**
  * Where the redirector finds a link (design §2 data flow 2): an in-process LRU first (synchronous,
- * no await on the hot path), then HotState, then a read-only LinkStore lookup that back-fills both.
+ * no await on the hot path), then HotState, then a read-only LinkStore lookup that back-fills HotState.
  * Unknown slugs are cached briefly as null so slug scanning cannot hammer storage.
+ *
+ * Freshness: a change published by the control plane (HotState invalidation) drops the entry here, and
+ * also voids a load that was in flight when it arrived, so a value read before the change is neither
+ * kept nor written back. An entry nobody told us about expires after `ttlMs` (e.g. a change made while
+ * the pub/sub connection was down). Availability: when both HotState and the store fail, an expired
+ * entry is still served (stale-if-error), so links already seen keep redirecting.
  */
 import { compileLink, type CompiledLink } from "../shared/link.ts";
 import type { HotState, LinkStore } from "../shared/ports.ts";
 
 interface Entry { link: CompiledLink | null; expiresAt: number }
+
+/** A load in flight; `void` is set when an invalidation arrives before it completes. */
+interface Load { promise: Promise<CompiledLink | null>; void: boolean }
 
 export interface LinkCacheOptions {
   maxEntries?: number;
@@ -15,6 +24,11 @@ export interface LinkCacheOptions {
   negativeTtlMs?: number;
   /** Budget for a HotState read before falling back to the store. */
   hotTimeoutMs?: number;
+  /**
+   * Lifetime of a link written back to HotState after a store read. Short on purpose: the control plane
+   * writes HotState on every change; a back-fill that raced with such a change heals within this time.
+   */
+  backfillTtlMs?: number;
 }
 
 function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
@@ -26,18 +40,20 @@ function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
 
 export class LinkCache {
   private entries = new Map<string, Entry>();
-  private loading = new Map<string, Promise<CompiledLink | null>>();
+  private loading = new Map<string, Load>();
   private readonly max: number;
   private readonly ttl: number;
   private readonly negativeTtl: number;
   private readonly hotTimeout: number;
+  private readonly backfillTtl: number;
 
   constructor(private hot: HotState, private store: LinkStore, private domain: string, o: LinkCacheOptions = {}) {
     this.max = o.maxEntries ?? 100_000;
     this.ttl = o.ttlMs ?? 60_000;
     this.negativeTtl = o.negativeTtlMs ?? 2_000;
     this.hotTimeout = o.hotTimeoutMs ?? 150;
-    hot.onLinkInvalidated((key) => this.entries.delete(key));
+    this.backfillTtl = o.backfillTtlMs ?? 10_000;
+    hot.onLinkInvalidated((key) => this.invalidate(key));
   }
 
   /** The cached link (or null for a known-unknown slug) when fresh, else undefined. Never awaits. */
@@ -48,27 +64,40 @@ export class LinkCache {
     return e.link;
   }
 
-  /** Loads a link that is not in the LRU; concurrent misses for one key share one load. */
-  load(key: string, slug: string, now: number): Promise<CompiledLink | null> {
-    let p = this.loading.get(key);
-    if (!p) {
-      p = this.fetch(key, slug).then(
-        (link) => {
-          this.loading.delete(key);
-          this.remember(key, link, now);
-          return link;
-        },
-        (err) => {
-          this.loading.delete(key);
-          throw err;
-        },
-      );
-      this.loading.set(key, p);
+  /** Forgets a link here (a change was published); a load in flight for it is not kept either. */
+  invalidate(key: string): void {
+    this.entries.delete(key);
+    const load = this.loading.get(key);
+    if (load) {
+      load.void = true;
+      this.loading.delete(key);
     }
-    return p;
   }
 
-  private async fetch(key: string, slug: string): Promise<CompiledLink | null> {
+  /** Loads a link that is not in the LRU; concurrent misses for one key share one load. */
+  load(key: string, slug: string, now: number): Promise<CompiledLink | null> {
+    const known = this.loading.get(key);
+    if (known) return known.promise;
+    const load: Load = { promise: undefined as unknown as Promise<CompiledLink | null>, void: false };
+    load.promise = this.fetch(key, slug, load).then(
+      (link) => {
+        if (this.loading.get(key) === load) this.loading.delete(key);
+        if (!load.void) this.remember(key, link, now);
+        return link;
+      },
+      (err) => {
+        if (this.loading.get(key) === load) this.loading.delete(key);
+        // Both HotState and the store failed: an expired copy beats a 503 (stale-if-error).
+        const stale = this.entries.get(key);
+        if (stale !== undefined && stale.link !== null) return stale.link;
+        throw err;
+      },
+    );
+    this.loading.set(key, load);
+    return load.promise;
+  }
+
+  private async fetch(key: string, slug: string, load: Load): Promise<CompiledLink | null> {
     let hot: CompiledLink | null | undefined;
     try {
       hot = await withTimeout(this.hot.getLink(key), this.hotTimeout);
@@ -78,17 +107,30 @@ export class LinkCache {
     if (hot !== undefined) return hot;
     const record = await this.store.getLink(this.domain, slug);
     const link = record ? compileLink(record) : null;
-    this.hot.setLink(key, link).catch(() => {});
+    // A change published while we read the store may be newer than what we read: do not write it back.
+    if (!load.void) this.hot.setLink(key, link, link ? this.backfillTtl : undefined).catch(() => {});
     return link;
   }
 
   private remember(key: string, link: CompiledLink | null, now: number) {
-    if (this.entries.size >= this.max) {
+    if (this.entries.size >= this.max && !this.entries.has(key)) {
       // Map iteration order is insertion order: the first key is the least recently stored.
       const oldest = this.entries.keys().next().value;
       if (oldest !== undefined) this.entries.delete(oldest);
     }
     this.entries.set(key, { link, expiresAt: now + (link ? this.ttl : this.negativeTtl) });
+  }
+
+  /**
+   * Marks every entry as expired without dropping it: each link is re-read on its next request, and the old
+   * copy still serves if that read fails. Used when change notifications may have been missed (Redis outage).
+   */
+  expireAll(): void {
+    for (const e of this.entries.values()) e.expiresAt = 0;
+  }
+
+  get size(): number {
+    return this.entries.size;
   }
 
   clear() {

@@ -14,7 +14,11 @@ export interface Config {
   defaultDomain: string;
   dataDir: string;
   databaseUrl?: string;
+  /** Postgres schema holding the tables (DATABASE_SCHEMA); unset: the server's search_path. */
+  databaseSchema?: string;
   redisUrl?: string;
+  /** Namespace of every Redis key and channel (REDIS_PREFIX, default "clink"), so deployments can share a Redis. */
+  redisPrefix: string;
   redisClusterNodes?: { host: string; port: number }[];
   countryHeader?: string;
   geoipDb?: string;
@@ -89,6 +93,13 @@ export function loadConfig(env: Env = process.env): Config {
       return { host: m[1], port: Number(m[2]) };
     });
   }
+  const databaseSchema = nonEmpty(env, "DATABASE_SCHEMA");
+  if (databaseSchema !== undefined && !/^[a-z_][a-z0-9_]{0,62}$/.test(databaseSchema)) {
+    throw new ConfigError("DATABASE_SCHEMA", "must be a lower-case SQL identifier (letters, digits and _, at most 63)");
+  }
+  const redisPrefix = nonEmpty(env, "REDIS_PREFIX") ?? "clink";
+  // No braces: the adapter puts its own hash tags in key names, and a brace here would change their slot.
+  if (!/^[A-Za-z0-9_.:-]{1,64}$/.test(redisPrefix)) throw new ConfigError("REDIS_PREFIX", "must be 1-64 characters of A-Z a-z 0-9 _ . : -");
   const hasRedis = Boolean(redisUrl || redisClusterNodes);
   if (databaseUrl && !hasRedis) throw new ConfigError("REDIS_URL", "must be set when DATABASE_URL is set (scale mode needs both)");
   if (hasRedis && !databaseUrl) throw new ConfigError("DATABASE_URL", "must be set when REDIS_URL or REDIS_CLUSTER_NODES is set (scale mode needs both)");
@@ -116,7 +127,9 @@ export function loadConfig(env: Env = process.env): Config {
     defaultDomain: base.host.toLowerCase(),
     dataDir: resolve(nonEmpty(env, "DATA_DIR") ?? "./data"),
     databaseUrl,
+    databaseSchema,
     redisUrl,
+    redisPrefix,
     redisClusterNodes,
     countryHeader,
     geoipDb: nonEmpty(env, "GEOIP_DB"),

@@ -2,17 +2,25 @@
  * Drains the click queue into the LinkStore (design §2 data flow 5): each batch becomes raw clicks and
  * hourly rollups in one transaction, acknowledged only after it committed, so a store outage loses
  * nothing (the batch is delivered again) and click ids make the redelivery idempotent.
+ *
+ * In scale mode every control process runs one consumer in the same Redis consumer group: each click is
+ * handed to one of them, and what a consumer that died left unacknowledged is taken over by another.
  */
 import { classifyUserAgent } from "../../shared/facts/device.ts";
 import { countryFromHeader, type CountryLookup } from "../../shared/facts/geo.ts";
-import type { ClickEvent, HotState, LinkStore, StoredClick } from "../../shared/ports.ts";
+import { AppError } from "../../shared/errors.ts";
+import type { ClickEvent, HotState, LinkStore, QueuedClick, StoredClick } from "../../shared/ports.ts";
 
 export interface ClickConsumerOptions {
   consumerName: string;
   batchSize?: number;
   idleMs?: number;
+  /** Longest pause between attempts while the store or the queue is failing (default 2 s). */
+  maxBackoffMs?: number;
   countryLookup: CountryLookup | null;
   onWritten?: (n: number) => void;
+  /** A failed attempt (store or queue down) or a click the store refused; the loop carries on. */
+  onError?: (err: unknown) => void;
 }
 
 export function toStoredClick(e: ClickEvent, countryLookup: CountryLookup | null): StoredClick {
@@ -24,16 +32,32 @@ export function toStoredClick(e: ClickEvent, countryLookup: CountryLookup | null
   };
 }
 
+/**
+ * A click the store will never accept (bad data), as opposed to anything else, which is retried: Postgres
+ * SQLSTATE classes 22 (data exception) and 23 (constraint), SQLite's equivalents, or a conversion bug.
+ */
+function isRefusal(err: unknown): boolean {
+  if (err instanceof AppError) return err.code !== "unavailable";
+  if (err instanceof TypeError || err instanceof RangeError) return true;
+  const code = (err as { code?: unknown } | null)?.code;
+  if (typeof code !== "string") return false;
+  return /^2[23][0-9A-Z]{3}$/.test(code) || /^SQLITE_(CONSTRAINT|MISMATCH|TOOBIG|RANGE)/.test(code);
+}
+
 export class ClickConsumer {
   private running = false;
   private loop: Promise<void> | null = null;
   private wake: (() => void) | null = null;
   private readonly batchSize: number;
   private readonly idleMs: number;
+  private readonly maxBackoffMs: number;
+  /** Clicks dropped because the store refused them for good (malformed); counted, never retried. */
+  rejected = 0;
 
   constructor(private hot: HotState, private store: LinkStore, private o: ClickConsumerOptions) {
     this.batchSize = o.batchSize ?? 500;
     this.idleMs = o.idleMs ?? 100;
+    this.maxBackoffMs = o.maxBackoffMs ?? 2_000;
   }
 
   start(): void {
@@ -46,10 +70,43 @@ export class ClickConsumer {
   async drainOnce(): Promise<number> {
     const batch = await this.hot.readClicks(this.o.consumerName, this.batchSize);
     if (batch.length === 0) return 0;
-    await this.store.recordClicks(batch.map((c) => toStoredClick(c.event, this.o.countryLookup)));
+    const stored: StoredClick[] = [];
+    for (const c of batch) {
+      const s = this.convert(c);
+      if (s) stored.push(s);
+    }
+    try {
+      await this.store.recordClicks(stored);
+    } catch (err) {
+      if (!isRefusal(err)) throw err; // an outage: nothing acknowledged, the batch comes back
+      await this.recordOneByOne(stored);
+    }
     await this.hot.ackClicks(batch.map((c) => c.id));
     this.o.onWritten?.(batch.length);
     return batch.length;
+  }
+
+  private convert(c: QueuedClick): StoredClick | null {
+    try {
+      return toStoredClick(c.event, this.o.countryLookup);
+    } catch (err) {
+      this.rejected++;
+      this.o.onError?.(err);
+      return null;
+    }
+  }
+
+  /** The store refused a batch without being down: isolate the clicks it refuses so they cannot block the queue. */
+  private async recordOneByOne(clicks: StoredClick[]): Promise<void> {
+    for (const c of clicks) {
+      try {
+        await this.store.recordClicks([c]);
+      } catch (err) {
+        if (!isRefusal(err)) throw err; // those already written are skipped on redelivery (idempotent ids)
+        this.rejected++;
+        this.o.onError?.(err);
+      }
+    }
   }
 
   private async run(): Promise<void> {
@@ -59,25 +116,27 @@ export class ClickConsumer {
       try {
         n = await this.drainOnce();
         backoff = this.idleMs;
-      } catch {
+      } catch (err) {
         // Store or queue unavailable: nothing was acknowledged, so the batch comes back later.
-        backoff = Math.min(backoff * 2, 5_000);
+        this.o.onError?.(err);
+        backoff = Math.min(backoff * 2, this.maxBackoffMs);
       }
       if (n === 0 && this.running) await new Promise<void>((r) => { this.wake = r; setTimeout(r, backoff); });
       this.wake = null;
     }
   }
 
-  /** Stops after writing everything still queued (graceful shutdown). */
-  async stop(): Promise<void> {
+  /** Stops after writing everything still queued (graceful shutdown), giving up after `timeoutMs`. */
+  async stop(timeoutMs = 10_000): Promise<void> {
     this.running = false;
     this.wake?.();
     await this.loop;
-    for (let i = 0; i < 1000; i++) {
+    const deadline = Date.now() + timeoutMs;
+    while (Date.now() < deadline) {
       try {
         if ((await this.drainOnce()) === 0) break;
       } catch {
-        break;
+        break; // store or queue down: the clicks stay queued for the next consumer
       }
     }
   }

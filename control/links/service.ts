@@ -170,7 +170,9 @@ export async function updateLink(deps: Deps, caller: Caller, slug: string, raw: 
   checkSchedule(next);
   next.updatedAt = Math.max(deps.now(), link.updatedAt + 1);
   await deps.store.updateLink(next);
-  if (next.maxHits !== link.maxHits) await deps.hot.resetHits(link.id).catch(() => {});
+  // The counter stays valid while a limit exists (the limit is passed on every take); it is stale only
+  // when counting stopped or starts, so only then is it dropped and re-seeded from the store.
+  if ((next.maxHits === null) !== (link.maxHits === null)) await deps.hot.resetHits(link.id).catch(() => {});
   await publish(deps, next);
   return toLinkObject(next, deps.config.baseUrl);
 }

@@ -11,14 +11,37 @@ export interface Storage {
   description: string;
 }
 
-export async function openStorage(config: Config): Promise<Storage> {
+export interface OpenStorageOptions {
+  /** Postgres pool size (default 10); a redirector, which only reads on cache misses, needs fewer. */
+  poolSize?: number;
+}
+
+/** At most one line per 10 s for a failing connection, however often the client retries. */
+function throttledWarn(config: Config, what: string): (err: Error) => void {
+  let last = 0;
+  return (err) => {
+    if (config.logLevel === "error" || config.logLevel === "silent") return;
+    const now = Date.now();
+    if (now - last < 10_000) return;
+    last = now;
+    console.warn(`${what}: ${err.message}`);
+  };
+}
+
+export async function openStorage(config: Config, opts: OpenStorageOptions = {}): Promise<Storage> {
   if (config.mode === "scale") {
     const { PostgresLinkStore } = await import("./postgres/link-store.ts");
     const { createRedisHotState } = await import("./redis/hot-state.ts");
-    const store = new PostgresLinkStore(config.databaseUrl!);
-    const hot = createRedisHotState({ url: config.redisUrl, clusterNodes: config.redisClusterNodes });
+    const store = new PostgresLinkStore(config.databaseUrl!, { schema: config.databaseSchema, max: opts.poolSize });
+    const hot = createRedisHotState({
+      url: config.redisUrl,
+      clusterNodes: config.redisClusterNodes,
+      prefix: config.redisPrefix,
+      onError: throttledWarn(config, "Redis"),
+    });
     const redis = config.redisClusterNodes ? `Redis Cluster (${config.redisClusterNodes.length} seed nodes)` : "Redis";
-    return { store, hot, description: `Postgres + ${redis}` };
+    const schema = config.databaseSchema ? `, schema ${config.databaseSchema}` : "";
+    return { store, hot, description: `Postgres${schema} + ${redis} (prefix ${config.redisPrefix})` };
   }
   const { SqliteLinkStore } = await import("./sqlite/link-store.ts");
   const { MemoryHotState } = await import("./memory/hot-state.ts");

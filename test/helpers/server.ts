@@ -46,6 +46,8 @@ const CONFIG_VARS = [
   "RATE_LIMIT_PER_MINUTE",
   "LOG_LEVEL",
   "METRICS_TOKEN",
+  "DATABASE_SCHEMA",
+  "REDIS_PREFIX",
 ];
 
 export interface StartServerOptions {
