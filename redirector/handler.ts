@@ -5,7 +5,7 @@
  */
 import type { Server } from "bun";
 import type { Config } from "../shared/config.ts";
-import { decide, type DeviceFacts, type RequestFacts } from "../shared/decide.ts";
+import { decide, type DeviceFacts, type Outcome, type RequestFacts } from "../shared/decide.ts";
 import { createClientIpResolver } from "../shared/facts/client-ip.ts";
 import { classifyUserAgent, isCrawler } from "../shared/facts/device.ts";
 import { countryFromHeader, type CountryLookup } from "../shared/facts/geo.ts";
@@ -47,6 +47,11 @@ export function slugOf(url: string): string | null {
 export function osClass(os: string): string {
   const o = os.toLowerCase();
   return o === "ios" || o === "ipados" ? "ios" : o === "android" ? "android" : "other";
+}
+
+/** Whether serving this outcome leaves the hit counter alone (so the count has to be looked up, not taken). */
+function takesNoHit(o: Outcome): boolean {
+  return o.kind === "password" || o.kind === "preview" || (o.kind === "redirect" && !o.count);
 }
 
 export interface Redirector {
@@ -137,10 +142,40 @@ export function createRedirector(deps: RedirectorDeps): Redirector {
     return n >= 0;
   }
 
-  /** Turns the decision into a response; the only async steps are maxHits and password checks. */
+  /**
+   * The link's hit count for a request that takes no hit (HEAD, crawler preview, password form), which therefore
+   * cannot learn it from takeHit: the shared counter, else the last count seen here, else the stored hits.
+   */
+  async function currentHits(link: CompiledLink): Promise<number> {
+    const counted = await hot.peekHits(link.id);
+    if (counted !== null) {
+      knownHits.set(link.id, counted);
+      return counted;
+    }
+    const known = knownHits.get(link.id);
+    if (known !== undefined) return known;
+    const stored = (await store.getLinkById(link.id))?.hits ?? 0;
+    knownHits.set(link.id, stored);
+    return stored;
+  }
+
+  /** Decides the request and answers it; the only async steps are maxHits and password checks. */
   function respond(req: Request, server: Server<unknown>, link: CompiledLink | null, method: RequestFacts["method"], unlocked: boolean, now: number): Response | Promise<Response> {
     const facts = makeFacts(req, server, method, unlocked);
     const outcome = decide(link, facts, now, link?.maxHits != null ? (knownHits.get(link.id) ?? 0) : 0);
+    // Outcomes that take no hit must still answer 410 once the limit is reached, also when the clicks were served
+    // before a restart or by another redirector, so they ask for the current count (maxHits links only).
+    if (link !== null && link.maxHits !== null && takesNoHit(outcome)) {
+      return currentHits(link).then(
+        (hits) => render(req, server, link, decide(link, facts, now, hits), facts, method, now),
+        () => pages.unavailablePage(),
+      );
+    }
+    return render(req, server, link, outcome, facts, method, now);
+  }
+
+  /** Turns an outcome into a Response (taking the hit first for a counted click on a maxHits link). */
+  function render(req: Request, server: Server<unknown>, link: CompiledLink | null, outcome: Outcome, facts: ReturnType<typeof makeFacts>, method: RequestFacts["method"], now: number): Response | Promise<Response> {
     switch (outcome.kind) {
       case "not_found":
         return pages.notFoundPage();

@@ -7,7 +7,18 @@
 import postgres from "postgres";
 import { AppError } from "../../errors.ts";
 import type { LinkRecord } from "../../link.ts";
-import type { Account, ApiKeyRecord, LinkFilter, LinkStore, RollupStats, Session, StoredClick } from "../../ports.ts";
+import type {
+  Account,
+  ApiKeyRecord,
+  ExportRecord,
+  ImportResult,
+  LinkFilter,
+  LinkStore,
+  RollupStats,
+  Session,
+  StoredClick,
+} from "../../ports.ts";
+import { EXPORT_PAGE, importResult, rollupRecord, splitBatch, storedCountry, storedVariant } from "../export-support.ts";
 import {
   NO_COUNTRY,
   NO_VARIANT,
@@ -18,7 +29,7 @@ import {
   pageSize,
   type RollupGroupRow,
 } from "../link-store-support.ts";
-import { applyPostgresMigrations } from "./migrations.ts";
+import { POSTGRES_MIGRATIONS, applyPostgresMigrations } from "./migrations.ts";
 
 export interface PostgresLinkStoreOptions {
   /** Schema holding the tables; created by migrate() when missing. Default: the server's search_path. */
@@ -428,6 +439,133 @@ export class PostgresLinkStore implements LinkStore {
         UPDATE links SET hits = links.hits + n.clicks
         FROM (SELECT link_id, count(*) AS clicks FROM ins GROUP BY link_id) AS n
         WHERE links.id = n.link_id`;
+    });
+  }
+
+  // --- operations: readiness, export, import ---------------------------------------------------------
+
+  pendingMigrations(): Promise<number> {
+    return this.run(async () => {
+      // to_regclass follows search_path: null when the schema or the bookkeeping table does not exist yet.
+      const [t] = await this.sql<{ t: string | null }[]>`SELECT to_regclass('schema_migrations')::text AS t`;
+      if (!t?.t) return POSTGRES_MIGRATIONS.length;
+      const rows = await this.sql<{ version: number }[]>`SELECT version FROM schema_migrations`;
+      const done = new Set(rows.map((r) => r.version));
+      return POSTGRES_MIGRATIONS.filter((m) => !done.has(m.version)).length;
+    });
+  }
+
+  /** One REPEATABLE READ transaction on a reserved connection, read through cursors: a consistent snapshot. */
+  async *exportAll(): AsyncIterable<ExportRecord> {
+    const tx = await this.run(() => this.sql.reserve());
+    let open = false;
+    try {
+      await this.run(() => tx`BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY`);
+      open = true;
+      const accounts = tx<Account[]>`
+        SELECT id, email, password_hash AS "passwordHash", created_at AS "createdAt"
+        FROM accounts ORDER BY created_at, id`;
+      for await (const rows of accounts.cursor(EXPORT_PAGE)) for (const a of rows) yield { type: "account", data: a };
+      const keys = tx<ApiKeyRecord[]>`
+        SELECT ${tx.unsafe(API_KEY_COLUMNS)} FROM api_keys ORDER BY created_at, id`;
+      for await (const rows of keys.cursor(EXPORT_PAGE)) for (const k of rows) yield { type: "apiKey", data: k };
+      const links = tx<LinkRow[]>`SELECT ${tx.unsafe(LINK_COLUMNS)} FROM links ORDER BY created_at, id`;
+      for await (const rows of links.cursor(EXPORT_PAGE)) for (const r of rows) yield { type: "link", data: rowToLink(r) };
+      const rollups = tx<Parameters<typeof rollupRecord>[0][]>`
+        SELECT link_id, hour, device, browser, country, variant, clicks FROM click_rollups
+        ORDER BY link_id, hour, device, browser, country, variant`;
+      for await (const rows of rollups.cursor(EXPORT_PAGE)) for (const r of rows) yield { type: "rollup", data: rollupRecord(r) };
+      await tx`COMMIT`;
+      open = false;
+    } finally {
+      if (open) await tx`ROLLBACK`.catch(() => {});
+      tx.release();
+    }
+  }
+
+  importRecords(batch: ExportRecord[]): Promise<ImportResult> {
+    const s = splitBatch(batch);
+    const n = { accounts: 0, apiKeys: 0, links: 0, rollups: 0 };
+    return this.run(async () => {
+      // One transaction. A bare ON CONFLICT DO NOTHING covers every unique constraint (id, email, key hash,
+      // domain + slug, rollup cell); the EXISTS clauses skip rows whose owner is missing instead of failing
+      // the batch on a foreign key. Each statement sees the rows the previous ones inserted.
+      await this.sql.begin(async (tx) => {
+        if (s.accounts.length > 0) {
+          const a = s.accounts;
+          const res = await tx`
+            INSERT INTO accounts (id, email, password_hash, created_at)
+            SELECT * FROM unnest(${a.map((x) => x.id)}::text[], ${a.map((x) => x.email)}::text[],
+                                 ${a.map((x) => x.passwordHash)}::text[], ${a.map((x) => x.createdAt)}::bigint[])
+            ON CONFLICT DO NOTHING`;
+          n.accounts = res.count;
+        }
+        if (s.apiKeys.length > 0) {
+          const k = s.apiKeys;
+          const res = await tx`
+            INSERT INTO api_keys (id, account_id, name, key_hash, prefix, created_at, last_used_at, revoked_at)
+            SELECT t.* FROM unnest(
+              ${k.map((x) => x.id)}::text[], ${k.map((x) => x.accountId)}::text[], ${k.map((x) => x.name)}::text[],
+              ${k.map((x) => x.keyHash)}::text[], ${k.map((x) => x.prefix)}::text[], ${k.map((x) => x.createdAt)}::bigint[],
+              ${k.map((x) => x.lastUsedAt)}::bigint[], ${k.map((x) => x.revokedAt)}::bigint[]
+            ) AS t(id, account_id, name, key_hash, prefix, created_at, last_used_at, revoked_at)
+            WHERE EXISTS (SELECT 1 FROM accounts a WHERE a.id = t.account_id)
+            ON CONFLICT DO NOTHING`;
+          n.apiKeys = res.count;
+        }
+        if (s.links.length > 0) {
+          const col = <T>(pick: (l: LinkRecord) => T) => s.links.map(pick);
+          const rows = await tx<{ id: string }[]>`
+            WITH input AS (
+              SELECT * FROM unnest(
+                ${col((l) => l.id)}::text[], ${col((l) => l.accountId)}::text[], ${col((l) => l.domain)}::text[],
+                ${col((l) => l.slug)}::text[], ${col((l) => l.target)}::text[], ${col((l) => l.status)}::text[],
+                ${col((l) => l.createdAt)}::bigint[], ${col((l) => l.updatedAt)}::bigint[],
+                ${col((l) => l.expiresAt)}::bigint[], ${col((l) => l.startsAt)}::bigint[],
+                ${col((l) => l.maxHits)}::integer[], ${col((l) => l.hits)}::bigint[],
+                ${col((l) => l.passwordHash)}::text[], ${col((l) => JSON.stringify(l.tags))}::text[],
+                ${col((l) => l.folder)}::text[], ${col((l) => l.utmSource)}::text[], ${col((l) => l.utmMedium)}::text[],
+                ${col((l) => l.utmCampaign)}::text[], ${col((l) => JSON.stringify(l.rules))}::text[],
+                ${col((l) => JSON.stringify(l.abUrls))}::text[], ${col((l) => l.webhookUrl)}::text[],
+                ${col((l) => l.webhookSecret)}::text[], ${col((l) => (l.serveOg ? 1 : 0))}::smallint[],
+                ${col((l) => l.ogTitle)}::text[], ${col((l) => l.ogDescription)}::text[],
+                ${col((l) => l.ogImageUrl)}::text[]
+              ) WITH ORDINALITY AS t(id, account_id, domain, slug, target, status, created_at, updated_at, expires_at,
+                starts_at, max_hits, hits, password_hash, tags, folder, utm_source, utm_medium, utm_campaign, rules,
+                ab_urls, webhook_url, webhook_secret, serve_og, og_title, og_description, og_image_url, ord)
+            ), ins AS (
+              INSERT INTO links (${tx.unsafe(LINK_COLUMNS)})
+              SELECT id, account_id, domain, slug, target, status, created_at, updated_at, expires_at, starts_at,
+                     max_hits, hits, password_hash, tags::jsonb, folder, utm_source, utm_medium, utm_campaign,
+                     rules::jsonb, ab_urls::jsonb, webhook_url, webhook_secret, serve_og = 1, og_title,
+                     og_description, og_image_url
+              FROM input i WHERE EXISTS (SELECT 1 FROM accounts a WHERE a.id = i.account_id)
+              ORDER BY ord
+              ON CONFLICT DO NOTHING
+              RETURNING id, tags
+            ), tagged AS (
+              INSERT INTO link_tags (link_id, tag)
+              SELECT ins.id, jsonb_array_elements_text(ins.tags) FROM ins
+              ON CONFLICT DO NOTHING
+            )
+            SELECT id FROM ins`;
+          n.links = rows.length;
+        }
+        if (s.rollups.length > 0) {
+          const r = s.rollups;
+          const res = await tx`
+            INSERT INTO click_rollups (link_id, hour, device, browser, country, variant, clicks)
+            SELECT t.* FROM unnest(
+              ${r.map((x) => x.linkId)}::text[], ${r.map((x) => x.hour)}::bigint[], ${r.map((x) => x.device)}::text[],
+              ${r.map((x) => x.browser)}::text[], ${r.map((x) => storedCountry(x.country))}::text[],
+              ${r.map((x) => storedVariant(x.variant))}::integer[], ${r.map((x) => x.clicks)}::bigint[]
+            ) AS t(link_id, hour, device, browser, country, variant, clicks)
+            WHERE EXISTS (SELECT 1 FROM links l WHERE l.id = t.link_id)
+            ON CONFLICT DO NOTHING`;
+          n.rollups = res.count;
+        }
+      });
+      return importResult(s, n);
     });
   }
 

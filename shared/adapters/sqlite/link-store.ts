@@ -8,7 +8,18 @@ import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { AppError } from "../../errors.ts";
 import type { LinkRecord } from "../../link.ts";
-import type { Account, ApiKeyRecord, LinkFilter, LinkStore, RollupStats, Session, StoredClick } from "../../ports.ts";
+import type {
+  Account,
+  ApiKeyRecord,
+  ExportRecord,
+  ImportResult,
+  LinkFilter,
+  LinkStore,
+  RollupStats,
+  Session,
+  StoredClick,
+} from "../../ports.ts";
+import { importResult, rollupRecord, splitBatch, storedCountry, storedVariant } from "../export-support.ts";
 import {
   NO_COUNTRY,
   NO_VARIANT,
@@ -20,7 +31,7 @@ import {
   pageSize,
   type RollupGroupRow,
 } from "../link-store-support.ts";
-import { applySqliteMigrations } from "./migrations.ts";
+import { SQLITE_MIGRATIONS, applySqliteMigrations } from "./migrations.ts";
 
 /** Column order shared by INSERT and the values built by `linkValues`. */
 const LINK_COLUMNS = [
@@ -120,9 +131,11 @@ export class SqliteLinkStore implements LinkStore {
   private readonly db: Database;
   private readonly statements = new Map<string, Statement>();
   private readonly insertStatements = new Map<number, Statement<{ id: string }>>();
+  private readonly path: string;
 
   /** `path`: a file (its directory is created) or ":memory:". */
   constructor(path: string) {
+    this.path = path;
     if (path !== ":memory:" && !path.startsWith("file:")) mkdirSync(dirname(path), { recursive: true });
     this.db = new Database(path, { create: true });
     this.db.run("PRAGMA journal_mode = WAL");
@@ -400,6 +413,98 @@ export class SqliteLinkStore implements LinkStore {
         for (const [linkId, n] of hits) bump.run(n, linkId);
       })
       .immediate();
+  }
+
+  // --- operations: readiness, export, import ---------------------------------------------------------
+
+  async pendingMigrations(): Promise<number> {
+    let done: Set<number>;
+    try {
+      done = new Set(this.st<{ version: number }>(`SELECT version FROM schema_migrations`).all().map((r) => r.version));
+    } catch {
+      return SQLITE_MIGRATIONS.length; // no bookkeeping table: nothing applied yet
+    }
+    return SQLITE_MIGRATIONS.filter((m) => !done.has(m.version)).length;
+  }
+
+  /**
+   * Reads through a second connection inside one read transaction: a consistent snapshot (WAL) that the
+   * writes of this store's own connection, e.g. the click consumer in the same process, never join.
+   */
+  async *exportAll(): AsyncIterable<ExportRecord> {
+    const own = this.path === ":memory:";
+    const db = own ? this.db : new Database(this.path);
+    try {
+      if (!own) {
+        db.run("PRAGMA busy_timeout = 5000");
+        db.run("PRAGMA query_only = ON");
+        db.run("BEGIN");
+      }
+      for (const a of db.query<Account, []>(`${ACCOUNT_SELECT} ORDER BY created_at, id`).iterate()) {
+        yield { type: "account", data: a };
+      }
+      for (const k of db.query<ApiKeyRecord, []>(`SELECT ${API_KEY_COLUMNS} FROM api_keys ORDER BY created_at, id`).iterate()) {
+        yield { type: "apiKey", data: k };
+      }
+      for (const r of db.query<LinkRow, []>(`${LINK_SELECT} ORDER BY created_at, id`).iterate()) {
+        yield { type: "link", data: rowToLink(r) };
+      }
+      type RollupRow = Parameters<typeof rollupRecord>[0];
+      const rollups = db.query<RollupRow, []>(
+        `SELECT link_id, hour, device, browser, country, variant, clicks FROM click_rollups
+         ORDER BY link_id, hour, device, browser, country, variant`,
+      );
+      for (const r of rollups.iterate()) yield { type: "rollup", data: rollupRecord(r) };
+    } finally {
+      if (!own) {
+        if (db.inTransaction) db.run("COMMIT");
+        db.close();
+      }
+    }
+  }
+
+  async importRecords(batch: ExportRecord[]): Promise<ImportResult> {
+    const s = splitBatch(batch);
+    const n = { accounts: 0, apiKeys: 0, links: 0, rollups: 0 };
+    // A bare ON CONFLICT DO NOTHING covers every unique constraint (id, email, key hash, domain + slug);
+    // the EXISTS clauses skip rows whose owner is missing instead of failing the batch on a foreign key.
+    this.db
+      .transaction(() => {
+        const account = this.st(
+          `INSERT INTO accounts (id, email, password_hash, created_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+        );
+        for (const a of s.accounts) n.accounts += account.run(a.id, a.email, a.passwordHash, a.createdAt).changes;
+        const key = this.st(
+          `INSERT INTO api_keys (id, account_id, name, key_hash, prefix, created_at, last_used_at, revoked_at)
+           SELECT ?, ?, ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM accounts WHERE id = ?) ON CONFLICT DO NOTHING`,
+        );
+        for (const k of s.apiKeys) {
+          n.apiKeys += key.run(
+            k.id, k.accountId, k.name, k.keyHash, k.prefix, k.createdAt, k.lastUsedAt, k.revokedAt, k.accountId,
+          ).changes;
+        }
+        const link = this.st(
+          `INSERT INTO links (${LINK_COLUMNS.join(", ")}) SELECT ${LINK_COLUMNS.map(() => "?").join(", ")}
+           WHERE EXISTS (SELECT 1 FROM accounts WHERE id = ?) ON CONFLICT DO NOTHING`,
+        );
+        const tags = this.st(`INSERT OR IGNORE INTO link_tags (link_id, tag) SELECT ?, value FROM json_each(?)`);
+        for (const l of s.links) {
+          if (link.run(...linkValues(l), l.accountId).changes === 0) continue;
+          n.links++;
+          tags.run(l.id, JSON.stringify(l.tags));
+        }
+        const rollup = this.st(
+          `INSERT INTO click_rollups (link_id, hour, device, browser, country, variant, clicks)
+           SELECT ?, ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM links WHERE id = ?) ON CONFLICT DO NOTHING`,
+        );
+        for (const r of s.rollups) {
+          n.rollups += rollup.run(
+            r.linkId, r.hour, r.device, r.browser, storedCountry(r.country), storedVariant(r.variant), r.clicks, r.linkId,
+          ).changes;
+        }
+      })
+      .immediate();
+    return importResult(s, n);
   }
 
   async getStats(linkId: string, fromHour: number): Promise<RollupStats> {

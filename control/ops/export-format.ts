@@ -1,0 +1,137 @@
+/**
+ * The export file (`npm run export`, `npm run import`): JSON lines, UTF-8.
+ *
+ *   {"type":"header","format":"clink-export","version":1,"exportedAt":"…","source":"SQLite at …"}
+ *   {"type":"account","data":{…}}        accounts, then
+ *   {"type":"apiKey","data":{…}}         API keys (SHA-256 hashes only, never a key), then
+ *   {"type":"link","data":{…}}           links (every field, hits included), then
+ *   {"type":"rollup","data":{…}}         hourly click rollups
+ *   {"type":"end","counts":{"account":n,"apiKey":n,"link":n,"rollup":n}}
+ *
+ * The closing line lets import tell a complete file from a truncated one. Raw clicks and sessions are not
+ * exported: statistics read rollups, and signing in again is cheap.
+ */
+import { Type as T, type Static, type TSchema } from "@sinclair/typebox";
+import { TypeCompiler } from "@sinclair/typebox/compiler";
+import { createReadStream } from "node:fs";
+import { createInterface } from "node:readline";
+import type { ExportRecord, ExportRecordType } from "../../shared/ports.ts";
+
+export const EXPORT_FORMAT = "clink-export";
+export const EXPORT_VERSION = 1;
+
+const Id = T.String({ minLength: 1, maxLength: 200 });
+const Millis = T.Integer({ minimum: 0 });
+const NullableString = T.Union([T.String(), T.Null()]);
+const NullableMillis = T.Union([Millis, T.Null()]);
+
+const Account = T.Object({ id: Id, email: T.String({ minLength: 3, maxLength: 320 }), passwordHash: T.String(), createdAt: Millis });
+
+const ApiKey = T.Object({
+  id: Id, accountId: Id, name: T.String(), keyHash: T.String({ minLength: 1 }), prefix: T.String(),
+  createdAt: Millis, lastUsedAt: NullableMillis, revokedAt: NullableMillis,
+});
+
+const Link = T.Object({
+  id: Id, accountId: Id, domain: T.String({ minLength: 1 }), slug: T.String({ minLength: 1, maxLength: 200 }),
+  target: T.String({ minLength: 1 }),
+  status: T.Union([T.Literal("active"), T.Literal("paused"), T.Literal("archived")]),
+  createdAt: Millis, updatedAt: Millis, expiresAt: NullableMillis, startsAt: NullableMillis,
+  maxHits: T.Union([T.Integer({ minimum: 1 }), T.Null()]), hits: T.Integer({ minimum: 0 }),
+  passwordHash: NullableString, tags: T.Array(T.String()), folder: NullableString,
+  utmSource: NullableString, utmMedium: NullableString, utmCampaign: NullableString,
+  rules: T.Array(T.Object({ kind: T.Union([T.Literal("country"), T.Literal("device")]), match: T.String(), url: T.String() })),
+  abUrls: T.Array(T.Object({ url: T.String(), weight: T.Number({ exclusiveMinimum: 0 }) })),
+  webhookUrl: NullableString, webhookSecret: NullableString, serveOg: T.Boolean(),
+  ogTitle: NullableString, ogDescription: NullableString, ogImageUrl: NullableString,
+});
+
+const Rollup = T.Object({
+  linkId: Id, hour: Millis, device: T.String(), browser: T.String(), country: NullableString,
+  variant: T.Union([T.Integer({ minimum: 0 }), T.Null()]), clicks: T.Integer({ minimum: 0 }),
+});
+
+const Counts = T.Object({ account: Millis, apiKey: Millis, link: Millis, rollup: Millis });
+
+const Header = T.Object({
+  type: T.Literal("header"), format: T.Literal(EXPORT_FORMAT), version: T.Integer(), exportedAt: T.String(),
+  source: T.String(),
+});
+const End = T.Object({ type: T.Literal("end"), counts: Counts });
+
+export type ExportHeader = Static<typeof Header>;
+export type ExportCounts = Static<typeof Counts>;
+
+const compile = <S extends TSchema>(s: S) => TypeCompiler.Compile(s);
+const checks = {
+  header: compile(Header),
+  end: compile(End),
+  account: compile(Account),
+  apiKey: compile(ApiKey),
+  link: compile(Link),
+  rollup: compile(Rollup),
+};
+
+export const emptyCounts = (): ExportCounts => ({ account: 0, apiKey: 0, link: 0, rollup: 0 });
+
+export function headerLine(source: string, exportedAt: Date): string {
+  const header: ExportHeader = { type: "header", format: EXPORT_FORMAT, version: EXPORT_VERSION, exportedAt: exportedAt.toISOString(), source };
+  return JSON.stringify(header);
+}
+
+export const recordLine = (r: ExportRecord): string => JSON.stringify(r);
+export const endLine = (counts: ExportCounts): string => JSON.stringify({ type: "end", counts });
+
+/** A problem with the file, naming the line. */
+export class ExportFileError extends Error {
+  constructor(readonly line: number, message: string) {
+    super(`line ${line}: ${message}`);
+  }
+}
+
+export type ParsedLine =
+  | { kind: "header"; header: ExportHeader }
+  | { kind: "record"; record: ExportRecord }
+  | { kind: "end"; counts: ExportCounts };
+
+/** Parses and validates one line; throws ExportFileError saying what is wrong (never echoing field values). */
+export function parseLine(text: string, line: number): ParsedLine {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw new ExportFileError(line, "not valid JSON");
+  }
+  const type = (value as { type?: unknown } | null)?.type;
+  if (type === "header") {
+    if (!checks.header.Check(value)) throw new ExportFileError(line, `not a ${EXPORT_FORMAT} header`);
+    if (value.version !== EXPORT_VERSION) {
+      throw new ExportFileError(line, `export format version ${value.version} is not supported (this version reads ${EXPORT_VERSION})`);
+    }
+    return { kind: "header", header: value };
+  }
+  if (type === "end") {
+    if (!checks.end.Check(value)) throw new ExportFileError(line, "malformed end record");
+    return { kind: "end", counts: value.counts };
+  }
+  if (type === "account" || type === "apiKey" || type === "link" || type === "rollup") {
+    const data = (value as { data?: unknown }).data;
+    const check = checks[type as ExportRecordType];
+    if (!check.Check(data)) {
+      const first = check.Errors(data).First();
+      throw new ExportFileError(line, `invalid ${type} record${first ? ` at ${first.path || "/"}: ${first.message}` : ""}`);
+    }
+    return { kind: "record", record: { type, data } as ExportRecord };
+  }
+  throw new ExportFileError(line, "unknown record type");
+}
+
+/** The file's lines with their numbers (1-based), streamed; blank lines are skipped. */
+export async function* readLines(path: string): AsyncIterable<{ text: string; line: number }> {
+  const rl = createInterface({ input: createReadStream(path, { encoding: "utf8" }), crlfDelay: Infinity });
+  let line = 0;
+  for await (const text of rl) {
+    line++;
+    if (text.trim() !== "") yield { text, line };
+  }
+}

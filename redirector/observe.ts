@@ -1,0 +1,58 @@
+/**
+ * Metrics (and, at LOG_LEVEL=debug only, one log line) for every short-address answer, wrapped around the
+ * redirector so its hot path stays as it is. Per request this costs two performance.now() calls and two
+ * array increments (see shared/observability/metrics.ts); nothing is logged by default.
+ */
+import type { Server } from "bun";
+import type { Ops } from "../shared/observability/ops.ts";
+import type { Redirector } from "./handler.ts";
+
+/** Counts the link cache's lookups by wrapping its `peek` (the only lookup the hot path makes). */
+function countCacheLookups(r: Redirector): { hits: number; misses: number } {
+  const counts = { hits: 0, misses: 0 };
+  const cache = r.cache;
+  const peek = cache.peek.bind(cache);
+  cache.peek = (key, now) => {
+    const link = peek(key, now);
+    if (link === undefined) counts.misses++;
+    else counts.hits++;
+    return link;
+  };
+  return counts;
+}
+
+/** Instruments `r` in place (its fetch and its cache's peek) and returns it. */
+export function observeRedirector(r: Redirector, ops: Ops): Redirector {
+  const metrics = ops.metrics;
+  metrics.watchCache(countCacheLookups(r));
+  metrics.watchClickBuffer(r.clicks);
+  const inner = r.fetch;
+  const debug = ops.logger.isLevelEnabled("debug") ? ops.logger : null;
+
+  function done(req: Request, res: Response, started: number): Response {
+    const status = res.status;
+    const seconds = (performance.now() - started) / 1000;
+    metrics.redirect(status, seconds);
+    if (status === 429) metrics.rateLimited("password");
+    if (debug) debug.debug({ method: req.method, path: new URL(req.url).pathname, status, durationMs: seconds * 1000 }, "redirect");
+    return res;
+  }
+
+  function fetch(req: Request, server: Server<unknown>): Response | Promise<Response> {
+    const started = performance.now();
+    const res = inner(req, server);
+    if (res instanceof Promise) {
+      return res.then(
+        (x) => done(req, x, started),
+        (err) => {
+          metrics.redirect(500, (performance.now() - started) / 1000);
+          throw err;
+        },
+      );
+    }
+    return done(req, res, started);
+  }
+
+  r.fetch = fetch;
+  return r;
+}
