@@ -22,7 +22,6 @@ export function buildControlPlane(deps: Deps): ControlPlane {
     .onError(({ code, error, set }) => errorResponse(fromElysiaError(code, error), set.headers as Record<string, unknown>))
     .use(openapiPlugin(deps.config.baseUrl))
     .get("/", () => Response.redirect("/dashboard", 302))
-    .get("/healthz", () => ({ status: "ok" }))
     .group("/api/v1", (g) => g.use(linkRoutes(deps, api)).use(statsRoutes(deps, api)))
     .use(mcpRoutes(deps, api))
     .use(dashboardRoutes(deps, auth));

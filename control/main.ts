@@ -10,7 +10,7 @@ import { createWebhookSender } from "../shared/webhooks/sender.ts";
 import { createRedirector } from "../redirector/handler.ts";
 import { buildControlPlane } from "./app.ts";
 import { ClickConsumer } from "./clicks/consumer.ts";
-import { rememberPeer } from "./dashboard/client-ip.ts";
+import { rememberPeer } from "./http/client-ip.ts";
 import type { Deps } from "./deps.ts";
 import { createOps } from "../shared/observability/ops.ts";
 import { observeRedirector } from "../redirector/observe.ts";

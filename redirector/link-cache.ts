@@ -46,6 +46,9 @@ export class LinkCache {
   private readonly negativeTtl: number;
   private readonly hotTimeout: number;
   private readonly backfillTtl: number;
+  /** Lookups answered from the LRU and lookups that missed it (for the cache hit ratio metric). */
+  hits = 0;
+  misses = 0;
 
   constructor(private hot: HotState, private store: LinkStore, private domain: string, o: LinkCacheOptions = {}) {
     this.max = o.maxEntries ?? 100_000;
@@ -59,8 +62,11 @@ export class LinkCache {
   /** The cached link (or null for a known-unknown slug) when fresh, else undefined. Never awaits. */
   peek(key: string, now: number): CompiledLink | null | undefined {
     const e = this.entries.get(key);
-    if (e === undefined) return undefined;
-    if (e.expiresAt <= now) return undefined;
+    if (e === undefined || e.expiresAt <= now) {
+      this.misses++;
+      return undefined;
+    }
+    this.hits++;
     return e.link;
   }
 

@@ -7,24 +7,10 @@ import type { Server } from "bun";
 import type { Ops } from "../shared/observability/ops.ts";
 import type { Redirector } from "./handler.ts";
 
-/** Counts the link cache's lookups by wrapping its `peek` (the only lookup the hot path makes). */
-function countCacheLookups(r: Redirector): { hits: number; misses: number } {
-  const counts = { hits: 0, misses: 0 };
-  const cache = r.cache;
-  const peek = cache.peek.bind(cache);
-  cache.peek = (key, now) => {
-    const link = peek(key, now);
-    if (link === undefined) counts.misses++;
-    else counts.hits++;
-    return link;
-  };
-  return counts;
-}
-
-/** Instruments `r` in place (its fetch and its cache's peek) and returns it. */
+/** Instruments `r` in place (its fetch) and returns it. */
 export function observeRedirector(r: Redirector, ops: Ops): Redirector {
   const metrics = ops.metrics;
-  metrics.watchCache(countCacheLookups(r));
+  metrics.watchCache(r.cache);
   metrics.watchClickBuffer(r.clicks);
   const inner = r.fetch;
   const debug = ops.logger.isLevelEnabled("debug") ? ops.logger : null;

@@ -6,7 +6,7 @@
 import { AppError, type FieldError } from "../../shared/errors.ts";
 import { createAccount, verifyCredentials } from "../accounts/service.ts";
 import { endSession, startSession } from "../accounts/sessions.ts";
-import { clientIp } from "./client-ip.ts";
+import { clientIp } from "../http/client-ip.ts";
 import { field, htmlResponse, redirect, safeNext } from "./http.ts";
 import { csrfField, errorsBox, esc, fieldErrors, flashBox, layout } from "./layout.ts";
 import {

@@ -284,43 +284,8 @@ export class PostgresLinkStore implements LinkStore {
 
   insertLinks(links: LinkRecord[]): Promise<boolean[]> {
     if (links.length === 0) return Promise.resolve([]);
-    const col = <T>(pick: (l: LinkRecord) => T) => links.map(pick);
     return this.run(async () => {
-      // One statement: rows go in input order (so of two rows with the same slug the first wins), their
-      // tags follow in the same statement, and the ids that were actually inserted come back.
-      const rows = await this.sql<{ id: string }[]>`
-        WITH input AS (
-          SELECT * FROM unnest(
-            ${col((l) => l.id)}::text[], ${col((l) => l.accountId)}::text[], ${col((l) => l.domain)}::text[],
-            ${col((l) => l.slug)}::text[], ${col((l) => l.target)}::text[], ${col((l) => l.status)}::text[],
-            ${col((l) => l.createdAt)}::bigint[], ${col((l) => l.updatedAt)}::bigint[],
-            ${col((l) => l.expiresAt)}::bigint[], ${col((l) => l.startsAt)}::bigint[],
-            ${col((l) => l.maxHits)}::integer[], ${col((l) => l.hits)}::bigint[],
-            ${col((l) => l.passwordHash)}::text[], ${col((l) => JSON.stringify(l.tags))}::text[],
-            ${col((l) => l.folder)}::text[], ${col((l) => l.utmSource)}::text[], ${col((l) => l.utmMedium)}::text[],
-            ${col((l) => l.utmCampaign)}::text[], ${col((l) => JSON.stringify(l.rules))}::text[],
-            ${col((l) => JSON.stringify(l.abUrls))}::text[], ${col((l) => l.webhookUrl)}::text[],
-            ${col((l) => l.webhookSecret)}::text[], ${col((l) => (l.serveOg ? 1 : 0))}::smallint[],
-            ${col((l) => l.ogTitle)}::text[], ${col((l) => l.ogDescription)}::text[],
-            ${col((l) => l.ogImageUrl)}::text[]
-          ) WITH ORDINALITY AS t(id, account_id, domain, slug, target, status, created_at, updated_at, expires_at,
-            starts_at, max_hits, hits, password_hash, tags, folder, utm_source, utm_medium, utm_campaign, rules,
-            ab_urls, webhook_url, webhook_secret, serve_og, og_title, og_description, og_image_url, ord)
-        ), ins AS (
-          INSERT INTO links (${this.sql.unsafe(LINK_COLUMNS)})
-          SELECT id, account_id, domain, slug, target, status, created_at, updated_at, expires_at, starts_at,
-                 max_hits, hits, password_hash, tags::jsonb, folder, utm_source, utm_medium, utm_campaign,
-                 rules::jsonb, ab_urls::jsonb, webhook_url, webhook_secret, serve_og = 1, og_title,
-                 og_description, og_image_url
-          FROM input ORDER BY ord
-          ON CONFLICT (domain, slug) DO NOTHING
-          RETURNING id, tags
-        ), tagged AS (
-          INSERT INTO link_tags (link_id, tag)
-          SELECT ins.id, jsonb_array_elements_text(ins.tags) FROM ins
-          ON CONFLICT DO NOTHING
-        )
-        SELECT id FROM ins`;
+      const rows = await insertLinkRows(this.sql, links, false);
       const inserted = new Set(rows.map((r) => r.id));
       const claimed = new Set<string>();
       return links.map((l) => {
@@ -513,44 +478,7 @@ export class PostgresLinkStore implements LinkStore {
             ON CONFLICT DO NOTHING`;
           n.apiKeys = res.count;
         }
-        if (s.links.length > 0) {
-          const col = <T>(pick: (l: LinkRecord) => T) => s.links.map(pick);
-          const rows = await tx<{ id: string }[]>`
-            WITH input AS (
-              SELECT * FROM unnest(
-                ${col((l) => l.id)}::text[], ${col((l) => l.accountId)}::text[], ${col((l) => l.domain)}::text[],
-                ${col((l) => l.slug)}::text[], ${col((l) => l.target)}::text[], ${col((l) => l.status)}::text[],
-                ${col((l) => l.createdAt)}::bigint[], ${col((l) => l.updatedAt)}::bigint[],
-                ${col((l) => l.expiresAt)}::bigint[], ${col((l) => l.startsAt)}::bigint[],
-                ${col((l) => l.maxHits)}::integer[], ${col((l) => l.hits)}::bigint[],
-                ${col((l) => l.passwordHash)}::text[], ${col((l) => JSON.stringify(l.tags))}::text[],
-                ${col((l) => l.folder)}::text[], ${col((l) => l.utmSource)}::text[], ${col((l) => l.utmMedium)}::text[],
-                ${col((l) => l.utmCampaign)}::text[], ${col((l) => JSON.stringify(l.rules))}::text[],
-                ${col((l) => JSON.stringify(l.abUrls))}::text[], ${col((l) => l.webhookUrl)}::text[],
-                ${col((l) => l.webhookSecret)}::text[], ${col((l) => (l.serveOg ? 1 : 0))}::smallint[],
-                ${col((l) => l.ogTitle)}::text[], ${col((l) => l.ogDescription)}::text[],
-                ${col((l) => l.ogImageUrl)}::text[]
-              ) WITH ORDINALITY AS t(id, account_id, domain, slug, target, status, created_at, updated_at, expires_at,
-                starts_at, max_hits, hits, password_hash, tags, folder, utm_source, utm_medium, utm_campaign, rules,
-                ab_urls, webhook_url, webhook_secret, serve_og, og_title, og_description, og_image_url, ord)
-            ), ins AS (
-              INSERT INTO links (${tx.unsafe(LINK_COLUMNS)})
-              SELECT id, account_id, domain, slug, target, status, created_at, updated_at, expires_at, starts_at,
-                     max_hits, hits, password_hash, tags::jsonb, folder, utm_source, utm_medium, utm_campaign,
-                     rules::jsonb, ab_urls::jsonb, webhook_url, webhook_secret, serve_og = 1, og_title,
-                     og_description, og_image_url
-              FROM input i WHERE EXISTS (SELECT 1 FROM accounts a WHERE a.id = i.account_id)
-              ORDER BY ord
-              ON CONFLICT DO NOTHING
-              RETURNING id, tags
-            ), tagged AS (
-              INSERT INTO link_tags (link_id, tag)
-              SELECT ins.id, jsonb_array_elements_text(ins.tags) FROM ins
-              ON CONFLICT DO NOTHING
-            )
-            SELECT id FROM ins`;
-          n.links = rows.length;
-        }
+        if (s.links.length > 0) n.links = (await insertLinkRows(tx, s.links, true)).length;
         if (s.rollups.length > 0) {
           const r = s.rollups;
           const res = await tx`
@@ -583,4 +511,48 @@ export class PostgresLinkStore implements LinkStore {
       return foldRollups([...groups], [...hourly]);
     });
   }
+}
+
+/**
+ * One statement inserting links in input order (so of two rows with the same slug the first wins), their tags
+ * in the same statement, returning the ids actually inserted. `requireAccount` skips rows whose account is
+ * missing (imports) instead of failing the batch on the foreign key.
+ */
+async function insertLinkRows(sql: postgres.Sql | postgres.TransactionSql, links: LinkRecord[], requireAccount: boolean) {
+  const col = <T>(pick: (l: LinkRecord) => T) => links.map(pick);
+  const ownerExists = requireAccount ? sql`WHERE EXISTS (SELECT 1 FROM accounts a WHERE a.id = i.account_id)` : sql``;
+  return sql<{ id: string }[]>`
+    WITH input AS (
+      SELECT * FROM unnest(
+        ${col((l) => l.id)}::text[], ${col((l) => l.accountId)}::text[], ${col((l) => l.domain)}::text[],
+        ${col((l) => l.slug)}::text[], ${col((l) => l.target)}::text[], ${col((l) => l.status)}::text[],
+        ${col((l) => l.createdAt)}::bigint[], ${col((l) => l.updatedAt)}::bigint[],
+        ${col((l) => l.expiresAt)}::bigint[], ${col((l) => l.startsAt)}::bigint[],
+        ${col((l) => l.maxHits)}::integer[], ${col((l) => l.hits)}::bigint[],
+        ${col((l) => l.passwordHash)}::text[], ${col((l) => JSON.stringify(l.tags))}::text[],
+        ${col((l) => l.folder)}::text[], ${col((l) => l.utmSource)}::text[], ${col((l) => l.utmMedium)}::text[],
+        ${col((l) => l.utmCampaign)}::text[], ${col((l) => JSON.stringify(l.rules))}::text[],
+        ${col((l) => JSON.stringify(l.abUrls))}::text[], ${col((l) => l.webhookUrl)}::text[],
+        ${col((l) => l.webhookSecret)}::text[], ${col((l) => (l.serveOg ? 1 : 0))}::smallint[],
+        ${col((l) => l.ogTitle)}::text[], ${col((l) => l.ogDescription)}::text[],
+        ${col((l) => l.ogImageUrl)}::text[]
+      ) WITH ORDINALITY AS t(id, account_id, domain, slug, target, status, created_at, updated_at, expires_at,
+        starts_at, max_hits, hits, password_hash, tags, folder, utm_source, utm_medium, utm_campaign, rules,
+        ab_urls, webhook_url, webhook_secret, serve_og, og_title, og_description, og_image_url, ord)
+    ), ins AS (
+      INSERT INTO links (${sql.unsafe(LINK_COLUMNS)})
+      SELECT id, account_id, domain, slug, target, status, created_at, updated_at, expires_at, starts_at,
+             max_hits, hits, password_hash, tags::jsonb, folder, utm_source, utm_medium, utm_campaign,
+             rules::jsonb, ab_urls::jsonb, webhook_url, webhook_secret, serve_og = 1, og_title,
+             og_description, og_image_url
+      FROM input i ${ownerExists}
+      ORDER BY ord
+      ON CONFLICT DO NOTHING
+      RETURNING id, tags
+    ), tagged AS (
+      INSERT INTO link_tags (link_id, tag)
+      SELECT ins.id, jsonb_array_elements_text(ins.tags) FROM ins
+      ON CONFLICT DO NOTHING
+    )
+    SELECT id FROM ins`;
 }
