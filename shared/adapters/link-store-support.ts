@@ -64,39 +64,31 @@ export function likeContains(q: string): string {
   return `%${q.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 }
 
-export interface RollupGroupRow {
-  device: string;
-  browser: string;
-  country: string;
-  variant: number;
-  clicks: number;
+/** A row of click_totals: lifetime clicks of one link for one value of one dimension. */
+export interface TotalRow {
+  dimension: string;
+  value: string;
+  clicks: number | string | bigint;
 }
 
-/**
- * Folds rows grouped by (device, browser, country, variant) into the breakdowns of RollupStats.
- * Maps, not object literals, while counting: a browser named "constructor" or "__proto__" stays a plain key.
- */
-export function foldRollups(groups: RollupGroupRow[], hourly: { hour: number; clicks: number }[]): RollupStats {
-  const byDevice = new Map<string, number>();
-  const byBrowser = new Map<string, number>();
-  const byCountry = new Map<string, number>();
-  const byVariant = new Map<string, number>();
-  const add = (into: Map<string, number>, key: string, n: number) => into.set(key, (into.get(key) ?? 0) + n);
-  let total = 0;
-  for (const g of groups) {
-    const n = Number(g.clicks);
-    total += n;
-    add(byDevice, g.device, n);
-    add(byBrowser, g.browser, n);
-    add(byCountry, g.country === NO_COUNTRY ? UNKNOWN_COUNTRY_KEY : g.country, n);
-    if (g.variant >= 0) add(byVariant, String(g.variant), n);
+/** Builds RollupStats from click_totals and click_hourly rows (reads whose size never grows with clicks). */
+export function foldTotals(rows: TotalRow[], hourly: { hour: number; clicks: number }[]): RollupStats {
+  const groups: Record<string, Map<string, number>> = { device: new Map(), browser: new Map(), country: new Map(), variant: new Map() };
+  for (const r of rows) {
+    const n = Number(r.clicks);
+    if (n === 0) continue;
+    if (r.dimension === "variant" && Number(r.value) < 0) continue;
+    const key = r.dimension === "country" && r.value === NO_COUNTRY ? UNKNOWN_COUNTRY_KEY : r.value;
+    groups[r.dimension]?.set(key, n);
   }
+  let total = 0;
+  for (const n of groups.device.values()) total += n;
   return {
     total,
-    byDevice: Object.fromEntries(byDevice),
-    byBrowser: Object.fromEntries(byBrowser),
-    byCountry: Object.fromEntries(byCountry),
-    byVariant: Object.fromEntries(byVariant),
-    hourly: hourly.map((h) => ({ hour: Number(h.hour), clicks: Number(h.clicks) })),
+    byDevice: Object.fromEntries(groups.device),
+    byBrowser: Object.fromEntries(groups.browser),
+    byCountry: Object.fromEntries(groups.country),
+    byVariant: Object.fromEntries(groups.variant),
+    hourly: hourly.map((h) => ({ hour: Number(h.hour), clicks: Number(h.clicks) })).filter((h) => h.clicks > 0),
   };
 }

@@ -24,10 +24,10 @@ import {
   NO_VARIANT,
   decodeCursor,
   encodeCursor,
-  foldRollups,
+  foldTotals,
   likeContains,
   pageSize,
-  type RollupGroupRow,
+  type TotalRow,
 } from "../link-store-support.ts";
 import { POSTGRES_MIGRATIONS, applyPostgresMigrations } from "./migrations.ts";
 
@@ -499,16 +499,12 @@ export class PostgresLinkStore implements LinkStore {
 
   getStats(linkId: string, fromHour: number): Promise<RollupStats> {
     return this.run(async () => {
-      const [groups, hourly] = await Promise.all([
-        this.sql<RollupGroupRow[]>`
-          SELECT device, browser, country, variant, sum(clicks)::bigint AS clicks FROM click_rollups
-          WHERE link_id = ${linkId} GROUP BY device, browser, country, variant`,
+      const [totals, hourly] = await Promise.all([
+        this.sql<TotalRow[]>`SELECT dimension, value, clicks FROM click_totals WHERE link_id = ${linkId}`,
         this.sql<{ hour: number; clicks: number }[]>`
-          SELECT hour, sum(clicks)::bigint AS clicks FROM click_rollups
-          WHERE link_id = ${linkId} AND hour >= ${fromHour}
-          GROUP BY hour ORDER BY hour`,
+          SELECT hour, clicks FROM click_hourly WHERE link_id = ${linkId} AND hour >= ${fromHour} ORDER BY hour`,
       ]);
-      return foldRollups([...groups], [...hourly]);
+      return foldTotals([...totals], [...hourly]);
     });
   }
 }

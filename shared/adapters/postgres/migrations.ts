@@ -116,6 +116,53 @@ CREATE TABLE click_rollups (
 );
 `,
   },
+  {
+    version: 2,
+    name: "lifetime totals and hourly counts per link",
+    sql: `
+-- Stats read these instead of scanning rollups: their size follows the number of distinct devices, browsers,
+-- countries and variants (and hours), never the number of clicks. A trigger keeps them in step with every
+-- rollup write (click consumer, import, direct seeding alike).
+CREATE TABLE click_totals (
+  link_id   text NOT NULL REFERENCES links(id) ON DELETE CASCADE,
+  dimension text NOT NULL,
+  value     text NOT NULL,
+  clicks    bigint NOT NULL,
+  PRIMARY KEY (link_id, dimension, value)
+);
+
+CREATE TABLE click_hourly (
+  link_id text NOT NULL REFERENCES links(id) ON DELETE CASCADE,
+  hour    bigint NOT NULL,
+  clicks  bigint NOT NULL,
+  PRIMARY KEY (link_id, hour)
+);
+
+INSERT INTO click_hourly (link_id, hour, clicks)
+  SELECT link_id, hour, sum(clicks) FROM click_rollups GROUP BY link_id, hour;
+INSERT INTO click_totals (link_id, dimension, value, clicks)
+  SELECT link_id, 'device', device, sum(clicks) FROM click_rollups GROUP BY link_id, device
+  UNION ALL SELECT link_id, 'browser', browser, sum(clicks) FROM click_rollups GROUP BY link_id, browser
+  UNION ALL SELECT link_id, 'country', country, sum(clicks) FROM click_rollups GROUP BY link_id, country
+  UNION ALL SELECT link_id, 'variant', variant::text, sum(clicks) FROM click_rollups GROUP BY link_id, variant;
+
+CREATE FUNCTION click_rollups_totals() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+  delta bigint := NEW.clicks - CASE WHEN TG_OP = 'UPDATE' THEN OLD.clicks ELSE 0 END;
+BEGIN
+  INSERT INTO click_hourly (link_id, hour, clicks) VALUES (NEW.link_id, NEW.hour, delta)
+    ON CONFLICT (link_id, hour) DO UPDATE SET clicks = click_hourly.clicks + excluded.clicks;
+  INSERT INTO click_totals (link_id, dimension, value, clicks) VALUES
+    (NEW.link_id, 'device', NEW.device, delta), (NEW.link_id, 'browser', NEW.browser, delta),
+    (NEW.link_id, 'country', NEW.country, delta), (NEW.link_id, 'variant', NEW.variant::text, delta)
+    ON CONFLICT (link_id, dimension, value) DO UPDATE SET clicks = click_totals.clicks + excluded.clicks;
+  RETURN NULL;
+END $$;
+
+CREATE TRIGGER click_rollups_totals AFTER INSERT OR UPDATE OF clicks ON click_rollups
+  FOR EACH ROW EXECUTE FUNCTION click_rollups_totals();
+`,
+  },
 ];
 
 /**

@@ -25,11 +25,11 @@ import {
   NO_VARIANT,
   decodeCursor,
   encodeCursor,
-  foldRollups,
+  foldTotals,
   hourStart,
   likeContains,
   pageSize,
-  type RollupGroupRow,
+  type TotalRow,
 } from "../link-store-support.ts";
 import { SQLITE_MIGRATIONS, applySqliteMigrations } from "./migrations.ts";
 
@@ -508,14 +508,10 @@ export class SqliteLinkStore implements LinkStore {
   }
 
   async getStats(linkId: string, fromHour: number): Promise<RollupStats> {
-    const groups = this.st<RollupGroupRow>(
-      `SELECT device, browser, country, variant, SUM(clicks) AS clicks FROM click_rollups
-       WHERE link_id = ? GROUP BY device, browser, country, variant`,
-    ).all(linkId);
+    const totals = this.st<TotalRow>(`SELECT dimension, value, clicks FROM click_totals WHERE link_id = ?`).all(linkId);
     const hourly = this.st<{ hour: number; clicks: number }>(
-      `SELECT hour, SUM(clicks) AS clicks FROM click_rollups WHERE link_id = ? AND hour >= ?
-       GROUP BY hour ORDER BY hour`,
+      `SELECT hour, clicks FROM click_hourly WHERE link_id = ? AND hour >= ? ORDER BY hour`,
     ).all(linkId, fromHour);
-    return foldRollups(groups, hourly);
+    return foldTotals(totals, hourly);
   }
 }

@@ -113,6 +113,53 @@ CREATE TABLE click_rollups (
 ) WITHOUT ROWID;
 `,
   },
+  {
+    version: 2,
+    name: "lifetime totals and hourly counts per link",
+    sql: `
+-- Stats read these instead of scanning rollups: their size follows the number of distinct devices, browsers,
+-- countries and variants (and hours), never the number of clicks. Triggers keep them in step with every
+-- rollup write (click consumer, import, direct seeding alike).
+CREATE TABLE click_totals (
+  link_id   TEXT NOT NULL REFERENCES links(id) ON DELETE CASCADE,
+  dimension TEXT NOT NULL,
+  value     TEXT NOT NULL,
+  clicks    INTEGER NOT NULL,
+  PRIMARY KEY (link_id, dimension, value)
+) WITHOUT ROWID;
+
+CREATE TABLE click_hourly (
+  link_id TEXT NOT NULL REFERENCES links(id) ON DELETE CASCADE,
+  hour    INTEGER NOT NULL,
+  clicks  INTEGER NOT NULL,
+  PRIMARY KEY (link_id, hour)
+) WITHOUT ROWID;
+
+INSERT INTO click_hourly (link_id, hour, clicks)
+  SELECT link_id, hour, SUM(clicks) FROM click_rollups GROUP BY link_id, hour;
+INSERT INTO click_totals (link_id, dimension, value, clicks)
+  SELECT link_id, 'device', device, SUM(clicks) FROM click_rollups GROUP BY link_id, device
+  UNION ALL SELECT link_id, 'browser', browser, SUM(clicks) FROM click_rollups GROUP BY link_id, browser
+  UNION ALL SELECT link_id, 'country', country, SUM(clicks) FROM click_rollups GROUP BY link_id, country
+  UNION ALL SELECT link_id, 'variant', CAST(variant AS TEXT), SUM(clicks) FROM click_rollups GROUP BY link_id, variant;
+
+CREATE TRIGGER click_rollups_totals_insert AFTER INSERT ON click_rollups BEGIN
+  INSERT INTO click_hourly (link_id, hour, clicks) VALUES (NEW.link_id, NEW.hour, NEW.clicks)
+    ON CONFLICT (link_id, hour) DO UPDATE SET clicks = clicks + excluded.clicks;
+  INSERT INTO click_totals (link_id, dimension, value, clicks) VALUES
+    (NEW.link_id, 'device', NEW.device, NEW.clicks), (NEW.link_id, 'browser', NEW.browser, NEW.clicks),
+    (NEW.link_id, 'country', NEW.country, NEW.clicks), (NEW.link_id, 'variant', CAST(NEW.variant AS TEXT), NEW.clicks)
+    ON CONFLICT (link_id, dimension, value) DO UPDATE SET clicks = clicks + excluded.clicks;
+END;
+
+CREATE TRIGGER click_rollups_totals_update AFTER UPDATE OF clicks ON click_rollups BEGIN
+  UPDATE click_hourly SET clicks = clicks + NEW.clicks - OLD.clicks WHERE link_id = NEW.link_id AND hour = NEW.hour;
+  UPDATE click_totals SET clicks = clicks + NEW.clicks - OLD.clicks WHERE link_id = NEW.link_id AND (
+    (dimension = 'device' AND value = NEW.device) OR (dimension = 'browser' AND value = NEW.browser) OR
+    (dimension = 'country' AND value = NEW.country) OR (dimension = 'variant' AND value = CAST(NEW.variant AS TEXT)));
+END;
+`,
+  },
 ];
 
 /** Applies every migration not yet recorded; a no-op when the schema is current. */
