@@ -84,9 +84,13 @@ ${facts(link)}
 ${breakdownChart("Devices", stats.byDevice, capitalise)}
 ${breakdownChart("Browsers", stats.byBrowser)}
 ${breakdownChart("Countries", stats.byCountry, (k) => (k === "unknown" ? "Unknown" : k))}
-${variants}</div>`;
+${variants}</div>
+${ctx.deps.config.geoipDb ? "" : DBIP_CREDIT}`;
   return htmlResponse(200, layout({ title: `Stats for ${link.slug}`, body, viewer: ctx.viewer, current: "links" }));
 }
+
+/** The shipped country database (DB-IP Lite, CC BY 4.0) asks pages showing its results to credit it. */
+const DBIP_CREDIT = `<p class="hint">Country data: <a href="https://db-ip.com">IP Geolocation by DB-IP</a></p>`;
 
 export async function qrFile(ctx: SignedInCtx): Promise<Response> {
   const link = await getLink(ctx.deps, ctx.caller, ctx.params.slug ?? "");

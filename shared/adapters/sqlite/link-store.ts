@@ -127,6 +127,9 @@ const isUniqueViolation = (err: unknown) =>
   typeof (err as { code?: unknown })?.code === "string" &&
   (err as { code: string }).code.startsWith("SQLITE_CONSTRAINT_UNIQUE");
 
+/** Rows per multi-row click statement: 9 variables a row, far below SQLite's 32,766. */
+const CLICK_CHUNK = 512;
+
 export class SqliteLinkStore implements LinkStore {
   private readonly db: Database;
   private readonly statements = new Map<string, Statement>();
@@ -380,22 +383,35 @@ export class SqliteLinkStore implements LinkStore {
     if (clicks.length === 0) return;
     this.db
       .transaction(() => {
-        // A click for a link deleted meanwhile is dropped (the WHERE), one already written is skipped
-        // (ON CONFLICT): only clicks new to the table count towards rollups and hits.
-        const insert = this.st(
-          `INSERT INTO clicks (id, link_id, ts, country, device, browser, os, referrer, variant)
-           SELECT ?, ?, ?, ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM links WHERE id = ?)
-           ON CONFLICT (id) DO NOTHING`,
-        );
+        // Clicks of links deleted meanwhile are dropped; of the rest, only those new to the table (a redelivered
+        // batch is skipped by ON CONFLICT) count towards rollups and hits. Multi-row statements: this runs for
+        // every click the service serves, so per-row statement overhead matters.
+        const linkIds = [...new Set(clicks.map((c) => c.linkId))];
+        const live = new Set<string>();
+        for (let i = 0; i < linkIds.length; i += CLICK_CHUNK) {
+          const part = linkIds.slice(i, i + CLICK_CHUNK);
+          const found = this.st<{ id: string }>(`SELECT id FROM links WHERE id IN (${part.map(() => "?").join(",")})`).all(...part);
+          for (const r of found) live.add(r.id);
+        }
+        const wanted = live.size === linkIds.length ? clicks : clicks.filter((c) => live.has(c.linkId));
+        const inserted = new Set<string>();
+        for (let i = 0; i < wanted.length; i += CLICK_CHUNK) {
+          const part = wanted.slice(i, i + CLICK_CHUNK);
+          const values: SQLQueryBindings[] = [];
+          for (const c of part) values.push(c.id, c.linkId, c.ts, c.country, c.device, c.browser, c.os, c.referrer, c.variant);
+          const rows = this.st<{ id: string }>(
+            `INSERT INTO clicks (id, link_id, ts, country, device, browser, os, referrer, variant)
+             VALUES ${part.map(() => "(?, ?, ?, ?, ?, ?, ?, ?, ?)").join(",")}
+             ON CONFLICT (id) DO NOTHING RETURNING id`,
+          ).all(...values);
+          for (const r of rows) inserted.add(r.id);
+        }
         const cells = new Map<string, { c: StoredClick; hour: number; n: number }>();
         const hits = new Map<string, number>();
-        for (const c of clicks) {
-          const res = insert.run(
-            c.id, c.linkId, c.ts, c.country, c.device, c.browser, c.os, c.referrer, c.variant, c.linkId,
-          );
-          if (res.changes === 0) continue;
+        for (const c of wanted) {
+          if (!inserted.has(c.id)) continue;
           const hour = hourStart(c.ts);
-          const key = JSON.stringify([c.linkId, hour, c.device, c.browser, c.country ?? NO_COUNTRY, c.variant]);
+          const key = `${c.linkId}\u0001${hour}\u0001${c.device}\u0001${c.browser}\u0001${c.country ?? NO_COUNTRY}\u0001${c.variant}`;
           const cell = cells.get(key);
           if (cell) cell.n++;
           else cells.set(key, { c, hour, n: 1 });
