@@ -76,3 +76,31 @@ describe("PostgresLinkStore specifics", () => {
     expect(() => new PostgresLinkStore(url, { schema: `x"; DROP TABLE links; --` })).toThrow();
   });
 });
+
+describe("Postgres: stats totals", () => {
+  test("rollups written by a session with another search_path still feed the totals stats read", async () => {
+    const schema = newSchema();
+    const store = await openOnSchema(schema);
+    await store.migrate();
+    await store.createAccount({ id: "a", email: "totals@example.com", passwordHash: "x", createdAt: 0 });
+    await store.insertLinks([{
+      id: "l", accountId: "a", domain: "d", slug: "s", target: "https://e.com", status: "active", createdAt: 0, updatedAt: 0,
+      expiresAt: null, startsAt: null, maxHits: null, hits: 0, passwordHash: null, tags: [], folder: null, utmSource: null,
+      utmMedium: null, utmCampaign: null, rules: [], abUrls: [], webhookUrl: null, webhookSecret: null, serveOg: false,
+      ogTitle: null, ogDescription: null, ogImageUrl: null,
+    }]);
+    const sql = postgres(url, { max: 1, onnotice: () => {} });
+    try {
+      await sql`INSERT INTO ${sql(schema)}.click_rollups (link_id, hour, device, browser, country, variant, clicks)
+                VALUES ('l', 0, 'desktop', 'Chrome', 'US', -1, 7), ('l', 0, 'mobile', 'Safari', '', 1, 2)`;
+      await sql`UPDATE ${sql(schema)}.click_rollups SET clicks = clicks + 1 WHERE device = 'mobile'`;
+    } finally {
+      await sql.end();
+    }
+    expect(await store.getStats("l", 0)).toEqual({
+      total: 10, byDevice: { desktop: 7, mobile: 3 }, byBrowser: { Chrome: 7, Safari: 3 }, byCountry: { US: 7, unknown: 3 },
+      byVariant: { "1": 3 }, hourly: [{ hour: 0, clicks: 10 }],
+    });
+    await store.close();
+  });
+});

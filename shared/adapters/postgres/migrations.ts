@@ -146,7 +146,8 @@ INSERT INTO click_totals (link_id, dimension, value, clicks)
   UNION ALL SELECT link_id, 'country', country, sum(clicks) FROM click_rollups GROUP BY link_id, country
   UNION ALL SELECT link_id, 'variant', variant::text, sum(clicks) FROM click_rollups GROUP BY link_id, variant;
 
-CREATE FUNCTION click_rollups_totals() RETURNS trigger LANGUAGE plpgsql AS $$
+-- SET search_path FROM CURRENT: the tables are found in this schema whatever the writing session's path is.
+CREATE FUNCTION click_rollups_totals() RETURNS trigger LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
 DECLARE
   delta bigint := NEW.clicks - CASE WHEN TG_OP = 'UPDATE' THEN OLD.clicks ELSE 0 END;
 BEGIN
