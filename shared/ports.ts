@@ -192,11 +192,22 @@ export interface HotState {
   /** Fixed window counter, exact under concurrency. */
   rateLimit(bucket: string, limit: number, windowMs: number): Promise<RateLimitResult>;
 
+  /** The events are one batch: an adapter may store, deliver and acknowledge them as a unit. */
   enqueueClicks(events: ClickEvent[]): Promise<void>;
-  /** Clicks not yet acknowledged by any consumer (oldest first), at most `max`. */
+  /**
+   * Clicks not yet acknowledged by any consumer (oldest first), about `max`: a batch written together is
+   * delivered together, so one read may hold more when a batch does.
+   */
   readClicks(consumer: string, max: number): Promise<QueuedClick[]>;
+  /**
+   * Acknowledge every click of a read together: acknowledging part of a batch may acknowledge all of it
+   * (Redis), so a click read but not yet written must never be acknowledged alongside written ones.
+   */
   ackClicks(ids: string[]): Promise<void>;
-  /** Number of clicks waiting (for readiness and metrics). */
+  /**
+   * Number of clicks waiting or read but unacknowledged (for readiness and metrics). Redis may overestimate
+   * after its stream cap dropped clicks, until the queue is empty again.
+   */
   queueDepth(): Promise<number>;
 
   publish(channel: string, message: string): Promise<void>;

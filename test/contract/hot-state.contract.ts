@@ -292,31 +292,39 @@ export function runHotStateContract(name: string, make: () => Promise<HotState>,
         expect(await h.readClicks("c1", 10)).toEqual([]);
       });
 
-      test("unacknowledged clicks are delivered again (the consumer failed to write them)", async () => {
+      test("unacknowledged clicks are delivered again, a batch as a whole (the consumer failed to write them)", async () => {
         const h = await instance();
         await drain(h, "c1");
-        await h.enqueueClicks([click(1), click(2), click(3)]);
-        const first = await h.readClicks("c1", 10);
-        await h.ackClicks([first[0].id]);
+        await h.enqueueClicks([click(1)]);
+        await h.enqueueClicks([click(2), click(3)]);
+        const first = await h.readClicks("c1", 1000);
+        expect(first).toHaveLength(3);
+        await h.ackClicks([first[0].id]); // the whole first batch
         expect(await h.queueDepth()).toBe(2);
-        const again = await h.readClicks("c1", 10);
+        const again = await h.readClicks("c1", 1000);
         expect(again.map((c) => c.id)).toEqual(first.slice(1).map((c) => c.id));
         expect(again.map((c) => c.event)).toEqual(first.slice(1).map((c) => c.event));
         await h.ackClicks(again.map((c) => c.id));
         expect(await h.queueDepth()).toBe(0);
+        expect(await h.readClicks("c1", 1000)).toEqual([]);
       });
 
-      test("readClicks returns at most max, oldest first, and the rest later", async () => {
+      test("readClicks returns about max, oldest first, more only to keep a batch together, and the rest later", async () => {
         const h = await instance();
         await drain(h, "c1");
-        const events = [1, 2, 3, 4, 5].map(click);
-        await h.enqueueClicks(events);
-        const head = await h.readClicks("c1", 2);
-        expect(head.map((c) => c.event)).toEqual(events.slice(0, 2));
-        await h.ackClicks(head.map((c) => c.id));
-        const rest = await h.readClicks("c1", 10);
-        expect(rest.map((c) => c.event)).toEqual(events.slice(2));
-        await h.ackClicks(rest.map((c) => c.id));
+        const batches = [[1, 2, 3, 4, 5], [6], [7], [8, 9], [10]].map((b) => b.map(click));
+        for (const b of batches) await h.enqueueClicks(b);
+        const batchOf = new Map(batches.flatMap((b, i) => b.map((e) => [e.id, i] as const)));
+        const max = 2;
+        const delivered: ClickEvent[] = [];
+        for (let read = await h.readClicks("c1", max); read.length; read = await h.readClicks("c1", max)) {
+          // Beyond max, only the rest of the batch the max-th click belongs to.
+          for (const c of read.slice(max)) expect(batchOf.get(c.event.id)).toBe(batchOf.get(read[max - 1].event.id));
+          delivered.push(...read.map((c) => c.event));
+          await h.ackClicks(read.map((c) => c.id));
+        }
+        expect(delivered).toEqual(batches.flat());
+        expect(await h.queueDepth()).toBe(0);
       });
 
       test("clicks enqueued by two instances are all read once", async () => {

@@ -40,7 +40,7 @@ runHotStateContract(
 );
 
 describe("Redis HotState specifics", () => {
-  test("keys carry the prefix and a hash tag; the click stream is one key", async () => {
+  test("keys carry the prefix and a hash tag; the click stream and its counter share one", async () => {
     const h = createRedisHotState({ url, prefix });
     const admin = new Redis(url);
     try {
@@ -49,11 +49,35 @@ describe("Redis HotState specifics", () => {
       await h.rateLimit("key:K1", 5, 60_000);
       await h.enqueueClicks([{ id: "c1", linkId: "L1", ts: 1, ua: "", ip: null, country: null, referrer: null, variant: null }]);
       expect((await admin.keys(`${prefix}:*`)).sort()).toEqual(
-        [`${prefix}:{clicks}:stream`, `${prefix}:{hits:L1}`, `${prefix}:{link:example.com/abc}`, `${prefix}:{rl:key:K1}`].sort(),
+        [`${prefix}:{clicks}:stream`, `${prefix}:{clicks}:count`, `${prefix}:{hits:L1}`, `${prefix}:{link:example.com/abc}`, `${prefix}:{rl:key:K1}`].sort(),
       );
       const ttl = await admin.pttl(`${prefix}:{link:example.com/abc}`);
       expect(ttl).toBeGreaterThan(0);
       expect(ttl).toBeLessThanOrEqual(5_000); // the negative cache is short-lived
+    } finally {
+      await h.close();
+      admin.disconnect();
+    }
+  });
+
+  test("entries of the older one-click format are still delivered; unreadable ones are dropped", async () => {
+    const h = createRedisHotState({ url, prefix });
+    const admin = new Redis(url);
+    try {
+      const stream = `${prefix}:{clicks}:stream`;
+      const old = { id: "old1", linkId: "L1", ts: 1, ua: "", ip: null, country: null, referrer: null, variant: null };
+      await h.readClicks("c1", 10); // creates the consumer group, as the running consumer did before the deploy
+      await admin.xadd(stream, "*", "e", JSON.stringify(old));
+      await admin.xadd(stream, "*", "b", "not json");
+      await h.enqueueClicks([{ ...old, id: "new1" }, { ...old, id: "new2" }]);
+      expect(await h.queueDepth()).toBe(3); // at least one click per entry (old ones were never counted)
+      const read = await h.readClicks("c1", 1000);
+      expect(read.map((c) => c.event.id)).toEqual(["old1", "new1", "new2"]);
+      expect(read.map((c) => c.id.split(":")[1])).toEqual(["0", "0", "1"]);
+      await h.ackClicks(read.map((c) => c.id));
+      await waitUntil(async () => (await admin.xlen(stream)) === 0, 1_000); // the poison entry is dropped too
+      expect(await h.queueDepth()).toBe(0);
+      expect(await h.readClicks("c1", 1000)).toEqual([]);
     } finally {
       await h.close();
       admin.disconnect();
