@@ -1,10 +1,11 @@
 /**
  * Case 6: GET /api/v1/links/{slug}/stats for a link with 10,000 clicks and one with 1,000,000 (target: at most
- * 2× the time). Stats read click_rollups (one row per link × hour × device × browser × country × variant), so
- * the rollups are seeded directly, as the click consumer would have written them for clicks spread over the
- * last 30 days with a realistic mix: device and browser shares like a typical site's, 60 countries with a
- * Zipf-like tail. A busier link therefore has more rollup rows (more combinations occur each hour), and the
- * figure shows how the stats time follows them. The two links are timed alternately, one request at a time.
+ * 2× the time). The rollups (one row per link × hour × device × browser × country × variant) are seeded
+ * directly, as the click consumer would have written them for clicks spread over the last 30 days with a
+ * realistic mix: device and browser shares like a typical site's, 60 countries with a Zipf-like tail. A busier
+ * link therefore has more rollup rows; the database's triggers keep the per-link totals that stats read in step,
+ * so the figure shows whether stats time follows the clicks. The two links are timed alternately, one request
+ * at a time.
  */
 import { Database } from "bun:sqlite";
 import { join } from "node:path";

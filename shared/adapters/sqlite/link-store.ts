@@ -409,7 +409,8 @@ export class SqliteLinkStore implements LinkStore {
         const cells = new Map<string, { c: StoredClick; hour: number; n: number }>();
         const hits = new Map<string, number>();
         for (const c of wanted) {
-          if (!inserted.has(c.id)) continue;
+          // delete: a click repeated within the batch was inserted (and counts) once.
+          if (!inserted.delete(c.id)) continue;
           const hour = hourStart(c.ts);
           const key = `${c.linkId}\u0001${hour}\u0001${c.device}\u0001${c.browser}\u0001${c.country ?? NO_COUNTRY}\u0001${c.variant}`;
           const cell = cells.get(key);
