@@ -4,12 +4,13 @@
  */
 import { hostname } from "node:os";
 import { ConfigError, loadConfig, type Config } from "../shared/config.ts";
-import { openStorage } from "../shared/adapters/open.ts";
+import { openStorage, sqliteFile } from "../shared/adapters/open.ts";
 import { openCountryLookup } from "../shared/facts/geo.ts";
 import { createWebhookSender } from "../shared/webhooks/sender.ts";
 import { createRedirector } from "../redirector/handler.ts";
 import { buildControlPlane } from "./app.ts";
 import { ClickConsumer } from "./clicks/consumer.ts";
+import { WorkerClickWriter } from "./clicks/worker-writer.ts";
 import { rememberPeer } from "./http/client-ip.ts";
 import type { Deps } from "./deps.ts";
 import { createOps } from "../shared/observability/ops.ts";
@@ -79,7 +80,9 @@ async function main() {
   await store.migrate();
   const deps: Deps = { config, store, hot, now: Date.now };
   const control = buildControlPlane(deps);
-  const consumer = new ClickConsumer(hot, observeClickWrites(store, ops.metrics), {
+  // Embedded: clicks are written by a worker thread, so SQLite writes never stall the event loop.
+  const clickWriter = config.mode === "embedded" ? await WorkerClickWriter.open(sqliteFile(config)) : null;
+  const consumer = new ClickConsumer(hot, observeClickWrites(clickWriter ?? store, ops.metrics), {
     // Unique per process: a consumer group hands each click to one consumer, and takes over a dead one's.
     consumerName: `control-${hostname()}-${process.pid}`,
     countryLookup,
@@ -126,6 +129,7 @@ async function main() {
     await server.stop(true);
     await redirector?.clicks.drain(STOP_GRACE_MS);
     await consumer.stop();
+    await clickWriter?.close();
     await webhooks.drain();
     await hot.close();
     await store.close();

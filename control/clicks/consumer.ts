@@ -11,6 +11,9 @@ import { countryFromHeader, type CountryLookup } from "../../shared/facts/geo.ts
 import { AppError } from "../../shared/errors.ts";
 import type { ClickEvent, HotState, LinkStore, QueuedClick, StoredClick } from "../../shared/ports.ts";
 
+/** Where a consumer writes: the LinkStore itself, or a writer that hands batches to another thread. */
+export type ClickSink = Pick<LinkStore, "recordClicks">;
+
 export interface ClickConsumerOptions {
   consumerName: string;
   batchSize?: number;
@@ -54,7 +57,7 @@ export class ClickConsumer {
   /** Clicks dropped because the store refused them for good (malformed); counted, never retried. */
   rejected = 0;
 
-  constructor(private hot: HotState, private store: LinkStore, private o: ClickConsumerOptions) {
+  constructor(private hot: HotState, private store: ClickSink, private o: ClickConsumerOptions) {
     this.batchSize = o.batchSize ?? 500;
     this.idleMs = o.idleMs ?? 100;
     this.maxBackoffMs = o.maxBackoffMs ?? 2_000;

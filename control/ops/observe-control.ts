@@ -4,11 +4,12 @@
  * one structured log line and the API metrics (by route template, never by raw path, so the number of
  * series stays bounded whatever paths clients send).
  */
+import type { ClickSink } from "../clicks/consumer.ts";
 import { AppError, problemResponse } from "../../shared/errors.ts";
 import { requestIdOf } from "../../shared/observability/logger.ts";
 import type { Metrics } from "../../shared/observability/metrics.ts";
 import type { Ops } from "../../shared/observability/ops.ts";
-import type { LinkStore, StoredClick } from "../../shared/ports.ts";
+import type { StoredClick } from "../../shared/ports.ts";
 
 type Handler = (req: Request) => Response | Promise<Response>;
 
@@ -82,7 +83,7 @@ export function observeControl(handle: Handler, ops: Ops): Handler {
  * The store the click consumer writes through: after each batch it records how old the batch's oldest click
  * was (clink_click_lag_seconds). Every other method is the store's own.
  */
-export function observeClickWrites(store: LinkStore, metrics: Metrics): LinkStore {
+export function observeClickWrites<S extends ClickSink>(store: S, metrics: Metrics): S {
   return new Proxy(store, {
     get(target, prop) {
       if (prop === "recordClicks") {

@@ -28,6 +28,9 @@ function throttledWarn(config: Config, what: string): (err: Error) => void {
   };
 }
 
+/** The embedded default's database file. */
+export const sqliteFile = (config: Config): string => join(config.dataDir, "clink.sqlite");
+
 export async function openStorage(config: Config, opts: OpenStorageOptions = {}): Promise<Storage> {
   if (config.mode === "scale") {
     const { PostgresLinkStore } = await import("./postgres/link-store.ts");
@@ -46,6 +49,6 @@ export async function openStorage(config: Config, opts: OpenStorageOptions = {})
   const { SqliteLinkStore } = await import("./sqlite/link-store.ts");
   const { MemoryHotState } = await import("./memory/hot-state.ts");
   mkdirSync(config.dataDir, { recursive: true });
-  const file = join(config.dataDir, "clink.sqlite");
+  const file = sqliteFile(config);
   return { store: new SqliteLinkStore(file), hot: new MemoryHotState(), description: `SQLite at ${file}` };
 }
