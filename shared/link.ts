@@ -3,6 +3,7 @@
  * reads it (CompiledLink): a compact record with everything the hot path needs precomputed once,
  * when the link is stored, so a click does no parsing.
  */
+import { isoOrNull } from "./time.ts";
 import type { LinkObject } from "./schemas.ts";
 
 export type LinkStatus = "active" | "paused" | "archived";
@@ -126,7 +127,6 @@ export function compileLink(link: LinkRecord): CompiledLink {
   };
 }
 
-const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
 /** The API view of a link (§3.1); the password hash never leaves. */
 export function toLinkObject(link: LinkRecord, baseUrl: string): LinkObject {
@@ -137,8 +137,8 @@ export function toLinkObject(link: LinkRecord, baseUrl: string): LinkObject {
     status: link.status,
     createdAt: new Date(link.createdAt).toISOString(),
     updatedAt: new Date(link.updatedAt).toISOString(),
-    expiresAt: iso(link.expiresAt),
-    startsAt: iso(link.startsAt),
+    expiresAt: isoOrNull(link.expiresAt),
+    startsAt: isoOrNull(link.startsAt),
     maxHits: link.maxHits,
     hits: link.hits,
     hasPassword: link.passwordHash !== null,

@@ -1,6 +1,7 @@
 /** Accounts: sign-up with email and password (Argon2id). Sessions for the dashboard build on this. */
 import { AppError, invalidInput } from "../../shared/errors.ts";
 import { newId } from "../../shared/ids.ts";
+import { hashPassword } from "../../shared/passwords.ts";
 import type { Account } from "../../shared/ports.ts";
 import type { Deps } from "../deps.ts";
 
@@ -25,7 +26,7 @@ export async function createAccount(deps: Deps, emailRaw: unknown, passwordRaw: 
   const account: Account = {
     id: newId(),
     email,
-    passwordHash: await Bun.password.hash(password, { algorithm: "argon2id" }),
+    passwordHash: await hashPassword(password),
     createdAt: deps.now(),
   };
   if (!(await deps.store.createAccount(account))) {
@@ -43,4 +44,4 @@ export async function verifyCredentials(deps: Deps, emailRaw: unknown, password:
   return ok && account ? account : null;
 }
 
-const DUMMY_HASH = await Bun.password.hash("not-a-real-password", { algorithm: "argon2id" });
+const DUMMY_HASH = await hashPassword("not-a-real-password");

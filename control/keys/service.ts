@@ -5,6 +5,7 @@
  */
 import { AppError, invalidInput } from "../../shared/errors.ts";
 import { isWellFormedApiKey, keyDisplayPrefix, newApiKey, newId, sha256Hex } from "../../shared/ids.ts";
+import { isoOrNull } from "../../shared/time.ts";
 import type { ApiKeyRecord } from "../../shared/ports.ts";
 import type { Caller, Deps } from "../deps.ts";
 
@@ -21,9 +22,8 @@ export interface ApiKeyView {
   revokedAt: string | null;
 }
 
-const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 export const toKeyView = (k: ApiKeyRecord): ApiKeyView => ({
-  id: k.id, name: k.name, prefix: k.prefix, createdAt: iso(k.createdAt)!, lastUsedAt: iso(k.lastUsedAt), revokedAt: iso(k.revokedAt),
+  id: k.id, name: k.name, prefix: k.prefix, createdAt: isoOrNull(k.createdAt)!, lastUsedAt: isoOrNull(k.lastUsedAt), revokedAt: isoOrNull(k.revokedAt),
 });
 
 export async function createApiKey(deps: Deps, accountId: string, nameRaw: unknown): Promise<{ key: string; view: ApiKeyView }> {

@@ -4,6 +4,7 @@
  */
 import { AppError, invalidInput, toAppError, type FieldError } from "../../shared/errors.ts";
 import { randomSlug, newId } from "../../shared/ids.ts";
+import { hashPassword } from "../../shared/passwords.ts";
 import { compileLink, linkKey, toLinkObject, type LinkRecord, type LinkStatus } from "../../shared/link.ts";
 import { checkSlug, normaliseChanges, type InputContext, type LinkChanges } from "../../shared/link-input.ts";
 import { BulkCreateInput, CreateLinkInput, UpdateLinkInput, type LinkObject } from "../../shared/schemas.ts";
@@ -16,10 +17,6 @@ export const BULK_MAX = 500;
 
 function inputContext(deps: Deps): InputContext {
   return { ownHosts: [deps.config.defaultDomain] };
-}
-
-async function hashPassword(password: string): Promise<string> {
-  return Bun.password.hash(password, { algorithm: "argon2id" });
 }
 
 /** Webhook targets must not reach private networks (design §8 SSRF), checked when they are set. */
