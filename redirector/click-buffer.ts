@@ -1,13 +1,14 @@
 /**
- * Clicks leave the hot path through this buffer: pushed synchronously, handed to HotState in batches
- * (one call per batch, a pipelined round trip in Redis, never one round trip per click). A batch goes out
- * when `batchSize` clicks are waiting or `flushMs` after the first one, whichever comes first, so a
- * process killed without warning loses at most the clicks of that window (design §8).
+ * Clicks leave the hot path through this buffer: pushed synchronously, handed to the click queue in batches
+ * (one call per batch: a pipelined round trip in Redis, one message to the embedded writer thread; never one
+ * round trip per click). A batch goes out when `batchSize` clicks are waiting or `flushMs` after the first
+ * one, whichever comes first, so a process killed without warning loses at most the clicks of that window
+ * (design §8).
  *
- * While HotState is unreachable the buffer keeps up to `maxBuffered` clicks and retries with a growing
+ * While the queue is unreachable the buffer keeps up to `maxBuffered` clicks and retries with a growing
  * pause (up to 2 s); beyond that the oldest are dropped and counted in `dropped`.
  */
-import type { ClickEvent, HotState } from "../shared/ports.ts";
+import type { ClickEvent, ClickQueue } from "../shared/ports.ts";
 
 export interface ClickBufferOptions {
   batchSize?: number;
@@ -28,12 +29,12 @@ export class ClickBuffer {
   private readonly batchSize: number;
   private readonly flushMs: number;
   private readonly maxBuffered: number;
-  /** Clicks dropped because the buffer was full while HotState was unreachable. */
+  /** Clicks dropped because the buffer was full while the queue was unreachable. */
   dropped = 0;
-  /** Clicks handed to HotState so far. */
+  /** Clicks handed to the queue so far. */
   delivered = 0;
 
-  constructor(private hot: HotState, o: ClickBufferOptions = {}) {
+  constructor(private queue: ClickQueue, o: ClickBufferOptions = {}) {
     this.batchSize = o.batchSize ?? 256;
     this.flushMs = o.flushMs ?? 50;
     this.maxBuffered = o.maxBuffered ?? 100_000;
@@ -57,7 +58,7 @@ export class ClickBuffer {
   }
 
   /**
-   * Hands everything buffered to HotState. Resolves when the buffer is empty or a batch failed; on
+   * Hands everything buffered to the queue. Resolves when the buffer is empty or a batch failed; on
    * failure the clicks stay buffered (in order) and a retry is scheduled.
    */
   flush(): Promise<void> {
@@ -72,7 +73,7 @@ export class ClickBuffer {
       while (this.buf.length > 0) {
         const batch = this.buf.splice(0, this.batchSize);
         try {
-          await this.hot.enqueueClicks(batch);
+          await this.queue.enqueueClicks(batch);
           this.delivered += batch.length;
           this.retryMs = RETRY_FIRST_MS;
           this.backingOff = false;
@@ -98,7 +99,7 @@ export class ClickBuffer {
   }
 
   /**
-   * Graceful shutdown: keeps flushing until the buffer is empty or `timeoutMs` passed (HotState down).
+   * Graceful shutdown: keeps flushing until the buffer is empty or `timeoutMs` passed (queue down).
    * Returns how many clicks could not be handed over.
    */
   async drain(timeoutMs: number): Promise<number> {

@@ -10,9 +10,9 @@ import { createClientIpResolver } from "../shared/facts/client-ip.ts";
 import { classifyUserAgent, isCrawler } from "../shared/facts/device.ts";
 import { countryFromHeader, type CountryLookup } from "../shared/facts/geo.ts";
 import { linkKey, type CompiledLink } from "../shared/link.ts";
-import type { ClickEvent, HotState, LinkStore } from "../shared/ports.ts";
+import type { ClickEvent, ClickQueue, HotState, LinkStore } from "../shared/ports.ts";
 import type { WebhookSender } from "../shared/webhooks/sender.ts";
-import { ClickBuffer } from "./click-buffer.ts";
+import { ClickBuffer, type ClickBufferOptions } from "./click-buffer.ts";
 import { LinkCache } from "./link-cache.ts";
 import * as pages from "./pages.ts";
 import { isUnlocked, unlockCookie } from "./unlock.ts";
@@ -24,6 +24,9 @@ export interface RedirectorDeps {
   now: () => number;
   countryLookup: CountryLookup | null;
   webhooks: WebhookSender;
+  /** Where click batches go (default: HotState's queue). The embedded default passes its writer thread. */
+  clickQueue?: ClickQueue;
+  clickBuffer?: ClickBufferOptions;
 }
 
 const SLUG = /^[A-Za-z0-9_-]{1,40}$/;
@@ -77,7 +80,7 @@ export interface Redirector {
 export function createRedirector(deps: RedirectorDeps): Redirector {
   const { config, hot, store } = deps;
   const cache = new LinkCache(hot, store, config.defaultDomain);
-  const clicks = new ClickBuffer(hot);
+  const clicks = new ClickBuffer(deps.clickQueue ?? hot, deps.clickBuffer);
   const clientIp = createClientIpResolver(config.trustedProxies);
   const secureCookies = config.baseUrl.startsWith("https:");
   const idPrefix = `${process.pid.toString(36)}${Date.now().toString(36)}-`;

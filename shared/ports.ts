@@ -166,6 +166,12 @@ export interface RateLimitResult {
   resetSeconds: number;
 }
 
+/**
+ * Where the redirector hands its click batches: HotState's queue (the Redis stream in scale mode), or in the
+ * embedded default the writer thread that stores them in SQLite. `queueDepth` feeds metrics and readiness.
+ */
+export type ClickQueue = Pick<HotState, "enqueueClicks" | "queueDepth">;
+
 export interface QueuedClick {
   id: string;
   event: ClickEvent;

@@ -6,12 +6,11 @@
  * In scale mode every control process runs one consumer in the same Redis consumer group: each click is
  * handed to one of them, and what a consumer that died left unacknowledged is taken over by another.
  */
-import { classifyUserAgent } from "../../shared/facts/device.ts";
-import { countryFromHeader, type CountryLookup } from "../../shared/facts/geo.ts";
-import { AppError } from "../../shared/errors.ts";
-import type { ClickEvent, HotState, LinkStore, QueuedClick, StoredClick } from "../../shared/ports.ts";
+import type { CountryLookup } from "../../shared/facts/geo.ts";
+import type { HotState, LinkStore, QueuedClick, StoredClick } from "../../shared/ports.ts";
+import { isRefusal, toStoredClick } from "./convert.ts";
 
-/** Where a consumer writes: the LinkStore itself, or a writer that hands batches to another thread. */
+/** Where a consumer writes: the LinkStore (or a wrapper around its recordClicks, e.g. for metrics). */
 export type ClickSink = Pick<LinkStore, "recordClicks">;
 
 export interface ClickConsumerOptions {
@@ -24,27 +23,6 @@ export interface ClickConsumerOptions {
   onWritten?: (n: number) => void;
   /** A failed attempt (store or queue down) or a click the store refused; the loop carries on. */
   onError?: (err: unknown) => void;
-}
-
-export function toStoredClick(e: ClickEvent, countryLookup: CountryLookup | null): StoredClick {
-  const ua = classifyUserAgent(e.ua);
-  const country = countryFromHeader(e.country) ?? (e.ip && countryLookup ? countryLookup(e.ip) : null);
-  return {
-    id: e.id, linkId: e.linkId, ts: e.ts, country, device: ua.device, browser: ua.browser, os: ua.os,
-    referrer: e.referrer ? e.referrer.slice(0, 1024) : null, variant: e.variant,
-  };
-}
-
-/**
- * A click the store will never accept (bad data), as opposed to anything else, which is retried: Postgres
- * SQLSTATE classes 22 (data exception) and 23 (constraint), SQLite's equivalents, or a conversion bug.
- */
-function isRefusal(err: unknown): boolean {
-  if (err instanceof AppError) return err.code !== "unavailable";
-  if (err instanceof TypeError || err instanceof RangeError) return true;
-  const code = (err as { code?: unknown } | null)?.code;
-  if (typeof code !== "string") return false;
-  return /^2[23][0-9A-Z]{3}$/.test(code) || /^SQLITE_(CONSTRAINT|MISMATCH|TOOBIG|RANGE)/.test(code);
 }
 
 export class ClickConsumer {

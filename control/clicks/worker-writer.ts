@@ -1,48 +1,102 @@
 /**
- * Hands click batches to a worker thread (writer-worker.ts) that writes them to the embedded SQLite file,
- * so rollup upserts and WAL checkpoints never stall redirects. A batch's promise settles after the
- * worker's transaction committed, which keeps the consumer's "acknowledge after commit" rule.
+ * The embedded default's click queue: batches from the redirector go straight to a worker thread
+ * (writer-worker.ts) that parses them and writes them to the SQLite file, so neither the conversion, nor the
+ * rollup upserts, nor WAL checkpoints run on the thread that answers redirects. The server thread only
+ * encodes each batch as columns (click-columns.ts) and posts it.
+ *
+ * A batch the store cannot take yet (disk full, file locked) stays in the worker, in order, and is retried
+ * with a growing pause; clicks the store refuses for good are counted and skipped. Shutdown waits for every
+ * posted click to be committed. Like the in-memory queue it replaces, clicks not yet committed are lost
+ * if the process is killed without warning.
  */
-import type { StoredClick } from "../../shared/ports.ts";
-import type { ClickSink } from "./consumer.ts";
+import type { ClickEvent, ClickQueue } from "../../shared/ports.ts";
+import { encodeClicks } from "./click-columns.ts";
+import type { WorkerReply, WorkerRequest } from "./writer-worker.ts";
 
-export class WorkerClickWriter implements ClickSink {
-  private worker: Worker;
-  private seq = 0;
-  private pending = new Map<number, { resolve: () => void; reject: (e: Error) => void }>();
+export interface ClickWriterHooks {
+  /** Clicks committed, with the timestamp of the oldest (ms), after each transaction. */
+  onWritten?: (n: number, oldestTs: number) => void;
+  /** A failed attempt (retried) or a click refused for good. */
+  onError?: (err: Error) => void;
+}
 
-  private constructor() {
+export class ClickWriterThread implements ClickQueue {
+  private readonly worker: Worker;
+  private callSeq = 0;
+  private readonly calls = new Map<number, { resolve: () => void; reject: (e: Error) => void }>();
+  /** Clicks posted and not yet committed (or refused). */
+  private outstanding = 0;
+  private idleWaiters: (() => void)[] = [];
+  /** Clicks the store refused for good (malformed); counted, never retried. */
+  rejected = 0;
+
+  private constructor(private readonly hooks: ClickWriterHooks) {
     this.worker = new Worker(new URL("./writer-worker.ts", import.meta.url).href);
-    this.worker.onmessage = (e: MessageEvent<{ id: number; ok: boolean; message?: string }>) => {
-      const p = this.pending.get(e.data.id);
-      if (!p) return;
-      this.pending.delete(e.data.id);
-      if (e.data.ok) p.resolve();
-      else p.reject(new Error(e.data.message ?? "click writer failed"));
-    };
+    this.worker.onmessage = (e: MessageEvent<WorkerReply>) => this.onReply(e.data);
   }
 
-  static async open(file: string): Promise<WorkerClickWriter> {
-    const w = new WorkerClickWriter();
-    await w.call({ file });
+  /** Starts the thread on a SQLite file the caller already migrated. */
+  static async open(file: string, geoipDb: string | undefined, hooks: ClickWriterHooks = {}): Promise<ClickWriterThread> {
+    const w = new ClickWriterThread(hooks);
+    await w.call({ type: "open", id: 0, file, geoipDb });
     return w;
   }
 
-  private call(message: { file?: string; clicks?: StoredClick[] }): Promise<void> {
-    const id = ++this.seq;
+  private onReply(r: WorkerReply): void {
+    switch (r.type) {
+      case "done": {
+        const call = this.calls.get(r.id);
+        this.calls.delete(r.id);
+        if (r.error === undefined) call?.resolve();
+        else call?.reject(new Error(r.error));
+        return;
+      }
+      case "written":
+        this.outstanding -= r.written + r.rejected;
+        this.rejected += r.rejected;
+        if (r.written > 0) this.hooks.onWritten?.(r.written, r.oldestTs);
+        if (this.outstanding <= 0) for (const wake of this.idleWaiters.splice(0)) wake();
+        return;
+      case "error":
+        this.hooks.onError?.(new Error(r.message));
+        return;
+    }
+  }
+
+  private call(request: WorkerRequest): Promise<void> {
+    const id = ++this.callSeq;
     return new Promise((resolve, reject) => {
-      this.pending.set(id, { resolve, reject });
-      this.worker.postMessage({ id, ...message });
+      this.calls.set(id, { resolve, reject });
+      this.worker.postMessage({ ...request, id });
     });
   }
 
-  recordClicks(clicks: StoredClick[]): Promise<void> {
-    return clicks.length === 0 ? Promise.resolve() : this.call({ clicks });
+  async enqueueClicks(events: ClickEvent[]): Promise<void> {
+    if (events.length === 0) return;
+    const { columns, transfer } = encodeClicks(events);
+    this.outstanding += events.length;
+    this.worker.postMessage({ type: "clicks", columns } satisfies WorkerRequest, transfer);
   }
 
-  /** Closes the worker's connection and ends the thread (after the consumer stopped). */
-  async close(): Promise<void> {
-    await this.call({}).catch(() => {});
+  async queueDepth(): Promise<number> {
+    return this.outstanding;
+  }
+
+  /** Resolves once every click posted so far is committed, or after `timeoutMs`; returns how many are not. */
+  async settle(timeoutMs: number): Promise<number> {
+    if (this.outstanding > 0) {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      await Promise.race([new Promise<void>((r) => this.idleWaiters.push(r)), new Promise((r) => (timer = setTimeout(r, timeoutMs)))]);
+      clearTimeout(timer);
+    }
+    return Math.max(0, this.outstanding);
+  }
+
+  /** Waits for the posted clicks (up to `timeoutMs`), closes the worker's connection and ends the thread. */
+  async close(timeoutMs = 10_000): Promise<number> {
+    const left = await this.settle(timeoutMs);
+    await this.call({ type: "close", id: 0 }).catch(() => {});
     this.worker.terminate();
+    return left;
   }
 }

@@ -1,22 +1,123 @@
 /**
- * Worker thread of the embedded default: writes click batches to SQLite (its own connection, WAL) so the
- * server's event loop only queues them. The main thread migrated the file before starting this worker.
+ * Worker thread of the embedded default (see worker-writer.ts): turns posted click batches into rows (User-Agent
+ * parsed, country looked up) and writes them to SQLite on its own connection (WAL), in arrival order. Batches
+ * that queued up while a transaction ran are written together, so a busy server makes fewer, larger
+ * transactions. The main thread migrated the file before starting this worker.
  */
 import { SqliteLinkStore } from "../../shared/adapters/sqlite/link-store.ts";
-import type { StoredClick } from "../../shared/ports.ts";
+import { openCountryLookup, type CountryLookup } from "../../shared/facts/geo.ts";
+import type { ClickEvent, StoredClick } from "../../shared/ports.ts";
+import { decodeClicks, type ClickColumns } from "./click-columns.ts";
+import { isRefusal, toStoredClick } from "./convert.ts";
+
+export type WorkerRequest =
+  | { type: "open"; id: number; file: string; geoipDb: string | undefined }
+  | { type: "clicks"; columns: ClickColumns }
+  | { type: "close"; id: number };
+
+export type WorkerReply =
+  | { type: "done"; id: number; error?: string }
+  | { type: "written"; written: number; rejected: number; oldestTs: number }
+  | { type: "error"; message: string };
 
 declare const self: Worker;
 
-let store: SqliteLinkStore | null = null;
+/** Most clicks written in one transaction when batches queued up. */
+const MAX_TRANSACTION = 4096;
+const RETRY_FIRST_MS = 100;
+const RETRY_MAX_MS = 2_000;
+/** While the file cannot be written (disk full), at most this many clicks wait here; the oldest go first. */
+const MAX_WAITING = 1_000_000;
 
-self.onmessage = async (e: MessageEvent<{ id: number; file?: string; clicks?: StoredClick[] }>) => {
-  const { id, file, clicks } = e.data;
+let store: SqliteLinkStore | null = null;
+let countryLookup: CountryLookup | null = null;
+const waiting: ClickEvent[][] = [];
+let writing = false;
+
+const reply = (r: WorkerReply) => self.postMessage(r);
+const message = (err: unknown) => (err instanceof Error ? err.message : String(err));
+
+/** Converts and writes; returns how many clicks the store refused for good. Throws on an outage. */
+async function write(events: ClickEvent[]): Promise<{ rejected: number; oldestTs: number }> {
+  const rows: StoredClick[] = [];
+  let rejected = 0;
+  let oldestTs = Infinity;
+  for (const e of events) {
+    try {
+      rows.push(toStoredClick(e, countryLookup));
+      if (e.ts < oldestTs) oldestTs = e.ts;
+    } catch (err) {
+      rejected++;
+      reply({ type: "error", message: `click refused: ${message(err)}` });
+    }
+  }
   try {
-    if (file) store = new SqliteLinkStore(file);
-    else if (clicks) await store!.recordClicks(clicks);
-    else await store?.close();
-    self.postMessage({ id, ok: true });
+    await store!.recordClicks(rows);
   } catch (err) {
-    self.postMessage({ id, ok: false, message: err instanceof Error ? err.message : String(err) });
+    if (!isRefusal(err)) throw err;
+    // Isolate the rows the store refuses, so one bad click cannot hold back the rest.
+    for (const row of rows) {
+      try {
+        await store!.recordClicks([row]);
+      } catch (one) {
+        if (!isRefusal(one)) throw one; // rows already written are skipped on the retry (ON CONFLICT on the id)
+        rejected++;
+        reply({ type: "error", message: `click refused: ${message(one)}` });
+      }
+    }
+  }
+  return { rejected, oldestTs };
+}
+
+async function drain(): Promise<void> {
+  writing = true;
+  let retryMs = RETRY_FIRST_MS;
+  while (waiting.length > 0) {
+    // Taken out of `waiting` while written, so the overflow rule below never touches them.
+    let take = 1;
+    let size = waiting[0]!.length;
+    while (take < waiting.length && size + waiting[take]!.length <= MAX_TRANSACTION) size += waiting[take++]!.length;
+    const batches = waiting.splice(0, take);
+    const events = batches.length === 1 ? batches[0]! : batches.flat();
+    try {
+      const { rejected, oldestTs } = await write(events);
+      reply({ type: "written", written: events.length - rejected, rejected, oldestTs });
+      retryMs = RETRY_FIRST_MS;
+    } catch (err) {
+      waiting.unshift(...batches);
+      reply({ type: "error", message: `click writer: ${message(err)} (retrying in ${retryMs} ms)` });
+      await Bun.sleep(retryMs);
+      retryMs = Math.min(retryMs * 2, RETRY_MAX_MS);
+    }
+  }
+  writing = false;
+}
+
+self.onmessage = async (e: MessageEvent<WorkerRequest>) => {
+  const r = e.data;
+  if (r.type === "clicks") {
+    waiting.push(decodeClicks(r.columns));
+    let held = 0;
+    for (const b of waiting) held += b.length;
+    while (held > MAX_WAITING && waiting.length > 1) {
+      const dropped = waiting.shift()!;
+      held -= dropped.length;
+      reply({ type: "written", written: 0, rejected: dropped.length, oldestTs: Infinity });
+      reply({ type: "error", message: `click writer: ${dropped.length} clicks dropped, the store has been failing too long` });
+    }
+    if (!writing) void drain();
+    return;
+  }
+  try {
+    if (r.type === "open") {
+      store = new SqliteLinkStore(r.file);
+      countryLookup = await openCountryLookup(r.geoipDb);
+    } else {
+      await store?.close();
+      store = null;
+    }
+    reply({ type: "done", id: r.id });
+  } catch (err) {
+    reply({ type: "done", id: r.id, error: message(err) });
   }
 };

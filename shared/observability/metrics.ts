@@ -9,7 +9,7 @@
  * is counted through prom-client directly: those paths are not hot.
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
-import type { HotState } from "../ports.ts";
+import type { ClickQueue } from "../ports.ts";
 import type { WebhookResult } from "../webhooks/sender.ts";
 
 export type ProcessRole = "embedded" | "control" | "redirector";
@@ -128,7 +128,7 @@ export class Metrics {
   private readonly clickLag: Gauge;
   private cacheSources: CacheCounts[] = [];
   private bufferSources: ClickBufferView[] = [];
-  private queue: HotState | null = null;
+  private queue: ClickQueue | null = null;
 
   constructor(readonly role: ProcessRole, opts: { defaultMetrics?: boolean } = {}) {
     const registers = [this.registry];
@@ -287,8 +287,8 @@ export class Metrics {
   }
 
   /** Reports the click queue's depth when scraped. */
-  watchQueue(hot: HotState): void {
-    this.queue = hot;
+  watchQueue(queue: ClickQueue): void {
+    this.queue = queue;
   }
 
   watchCache(counts: CacheCounts): void {

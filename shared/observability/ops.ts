@@ -6,7 +6,7 @@
 import { timingSafeEqual } from "node:crypto";
 import type { Config } from "../config.ts";
 import { AppError, problemResponse } from "../errors.ts";
-import type { HotState, LinkStore } from "../ports.ts";
+import type { ClickQueue, HotState, LinkStore } from "../ports.ts";
 import { createLogger, type Logger, type LoggerOptions } from "./logger.ts";
 import { Metrics, type ProcessRole } from "./metrics.ts";
 import { createProbes, type Probes } from "./probes.ts";
@@ -28,6 +28,8 @@ export interface OpsOptions {
   role: ProcessRole;
   store: LinkStore;
   hot: HotState;
+  /** Where this process's clicks are queued, for the queue-depth gauge (default: HotState's queue). */
+  clickQueue?: ClickQueue;
   /** prom-client's process metrics (CPU, memory, event loop). Default true. */
   defaultMetrics?: boolean;
   log?: LoggerOptions;
@@ -61,7 +63,7 @@ function bearerMatches(authorization: string | null, token: string): boolean {
 export function createOps(o: OpsOptions): Ops {
   const logger = createLogger(o.config.logLevel, o.role, o.log);
   const metrics = new Metrics(o.role, { defaultMetrics: o.defaultMetrics });
-  metrics.watchQueue(o.hot);
+  metrics.watchQueue(o.clickQueue ?? o.hot);
   const probes = createProbes({
     storage: () => o.store.ping(),
     hotState: () => o.hot.ping(),

@@ -1,0 +1,105 @@
+/**
+ * The embedded default's click writer: a real worker thread writing to a real SQLite file. Batches posted by
+ * the server thread end up as raw clicks and rollups (User-Agent parsed and country looked up on the worker),
+ * a batch the file cannot take is kept and retried, and close() waits for every posted click.
+ */
+import { Database } from "bun:sqlite";
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { ClickWriterThread } from "../../control/clicks/worker-writer.ts";
+import { SqliteLinkStore } from "../../shared/adapters/sqlite/link-store.ts";
+import type { LinkRecord } from "../../shared/link.ts";
+import type { ClickEvent } from "../../shared/ports.ts";
+
+const dir = join(tmpdir(), `clink-writer-${crypto.randomUUID()}`);
+const file = join(dir, "clink.sqlite");
+const T0 = Date.UTC(2030, 0, 1, 12);
+const CHROME = "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36";
+const IPHONE = "Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Mobile/15E148 Safari/604.1";
+
+let store: SqliteLinkStore;
+let linkId: string;
+let seq = 0;
+
+function click(over: Partial<ClickEvent> = {}): ClickEvent {
+  return { id: `t-${++seq}`, linkId, ts: T0 + seq, ua: CHROME, ip: null, country: null, referrer: null, variant: null, ...over };
+}
+
+function link(accountId: string): LinkRecord {
+  return {
+    id: crypto.randomUUID(), accountId, domain: "sho.rt", slug: `w${crypto.randomUUID().slice(0, 8)}`, target: "https://example.com/",
+    status: "active", createdAt: T0, updatedAt: T0, expiresAt: null, startsAt: null, maxHits: null, hits: 0, passwordHash: null,
+    tags: [], folder: null, utmSource: null, utmMedium: null, utmCampaign: null, rules: [], abUrls: [], webhookUrl: null,
+    webhookSecret: null, serveOg: false, ogTitle: null, ogDescription: null, ogImageUrl: null,
+  };
+}
+
+beforeAll(async () => {
+  store = new SqliteLinkStore(file);
+  await store.migrate();
+  const accountId = crypto.randomUUID();
+  await store.createAccount({ id: accountId, email: `${accountId}@example.com`, passwordHash: "h", createdAt: T0 });
+  const l = link(accountId);
+  await store.insertLinks([l]);
+  linkId = l.id;
+});
+
+afterAll(async () => {
+  await store.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe("ClickWriterThread", () => {
+  test("writes posted batches as raw clicks and rollups, parsing the User-Agent and looking up the country on the worker", async () => {
+    const written: number[] = [];
+    const writer = await ClickWriterThread.open(file, undefined, { onWritten: (n) => written.push(n) });
+    try {
+      await writer.enqueueClicks([
+        click({ ip: "8.8.8.8", variant: 1, referrer: "https://news.example/" }),
+        click({ ua: IPHONE, country: "DE", variant: 0 }),
+        click({ linkId: "no-such-link" }), // a link deleted meanwhile: dropped, not an error
+      ]);
+      await writer.enqueueClicks([click()]);
+      expect(await writer.settle(10_000)).toBe(0);
+      expect(await writer.queueDepth()).toBe(0);
+      const stats = await store.getStats(linkId, T0 - 3_600_000);
+      expect(stats.total).toBe(3);
+      expect(stats.byCountry).toEqual({ US: 1, DE: 1, unknown: 1 });
+      expect(stats.byDevice).toEqual({ desktop: 2, mobile: 1 });
+      expect(stats.byBrowser).toEqual({ Chrome: 2, Safari: 1 });
+      expect(stats.byVariant).toEqual({ "0": 1, "1": 1 });
+      expect((await store.getLinkById(linkId))?.hits).toBe(3);
+      expect(written.reduce((a, b) => a + b, 0)).toBe(4);
+      const db = new Database(file, { readonly: true });
+      const raw = db.query("SELECT referrer, country FROM clicks WHERE link_id = ? AND referrer IS NOT NULL").all(linkId);
+      db.close();
+      expect(raw).toEqual([{ referrer: "https://news.example/", country: "US" }]);
+    } finally {
+      await writer.close();
+    }
+  });
+
+  test("a batch the file cannot take is kept and written once the file is writable again; close() waits for it", async () => {
+    const errors: string[] = [];
+    const writer = await ClickWriterThread.open(file, undefined, { onError: (e) => errors.push(e.message) });
+    const before = (await store.getStats(linkId, 0)).total;
+    // Another connection holds the write lock, so every attempt of the worker fails with SQLITE_BUSY.
+    const blocker = new Database(file);
+    blocker.exec("PRAGMA busy_timeout = 0");
+    blocker.exec("BEGIN IMMEDIATE");
+    try {
+      await writer.enqueueClicks([click(), click()]);
+      const deadline = Date.now() + 20_000;
+      while (errors.length === 0 && Date.now() < deadline) await Bun.sleep(50);
+      expect(errors.some((m) => m.includes("retrying"))).toBe(true);
+      expect(await writer.queueDepth()).toBe(2);
+    } finally {
+      blocker.exec("ROLLBACK");
+      blocker.close();
+    }
+    expect(await writer.close(20_000)).toBe(0);
+    expect((await store.getStats(linkId, 0)).total).toBe(before + 2);
+  });
+});

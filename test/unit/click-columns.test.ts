@@ -1,0 +1,31 @@
+/** The column encoding of click batches (server thread → embedded writer thread) loses nothing. */
+import { describe, expect, test } from "bun:test";
+import { decodeClicks, encodeClicks } from "../../control/clicks/click-columns.ts";
+import type { ClickEvent } from "../../shared/ports.ts";
+
+const base: ClickEvent = { id: "a-1", linkId: "L1", ts: 1_893_499_200_123, ua: "Mozilla/5.0", ip: "8.8.8.8", country: null, referrer: null, variant: null };
+
+const cases: [string, ClickEvent[]][] = [
+  ["an empty batch", []],
+  ["one click with every nullable field null", [base]],
+  ["every field set, variant 0", [{ ...base, country: "DE", referrer: "https://ref.example/", variant: 0, ip: null }]],
+  [
+    "repeated strings across clicks and fields (one string table entry each)",
+    [base, { ...base, id: "a-2", variant: 3 }, { ...base, id: "a-3", linkId: "L2", referrer: "Mozilla/5.0", ua: "" }],
+  ],
+  ["unicode and an empty User-Agent", [{ ...base, ua: "", referrer: "https://exämple.com/ü?q=✓" }]],
+];
+
+describe("encodeClicks / decodeClicks", () => {
+  test.each(cases)("round-trips %s", (_name, events) => {
+    const { columns, transfer } = encodeClicks(events);
+    expect(transfer.length).toBe(2);
+    expect(decodeClicks(structuredClone(columns))).toEqual(events);
+  });
+
+  test("sends each distinct string once", () => {
+    const events = Array.from({ length: 500 }, (_, i) => ({ ...base, id: `a-${i}` }));
+    const { columns } = encodeClicks(events);
+    expect(columns.strings).toEqual(["L1", "Mozilla/5.0", "8.8.8.8"]);
+  });
+});
