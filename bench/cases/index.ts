@@ -22,7 +22,7 @@ export const CASES: Case[] = [
   { id: "redirect-embedded", caseNos: [1], title: "Embedded default: plain link, click recorded", run: redirectEmbedded },
   { id: "redirect-rules", caseNos: [3], title: "Embedded: rules + A/B + UTM + maxHits", run: redirectRules },
   { id: "not-found", caseNos: [4], title: "Embedded: 404 for unknown slugs", run: notFound },
-  { id: "redirect-redis", caseNos: [2, 5, 6], title: "Redis mode: plain link; bulk create vs Postgres INSERT; stats", run: redisRedirect },
+  { id: "redirect-redis", caseNos: [2, 5, 6, 7], title: "Redis mode: plain link; redirector RSS; bulk create vs Postgres INSERT; stats", run: redisRedirect },
   { id: "api", caseNos: [8], title: "API: GET /api/v1/links/{slug}", run: apiGet },
   { id: "bulk", caseNos: [5], title: "Embedded: bulk create vs one multi-row INSERT", run: bulkCreate },
   { id: "stats", caseNos: [6], title: "Embedded: stats latency", run: statsLatency },

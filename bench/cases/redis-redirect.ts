@@ -15,6 +15,7 @@ import { interleave, throughputFigure } from "../lib/compare.ts";
 import type { Ctx, ScaleServices } from "../lib/context.ts";
 import type { Figure } from "../lib/figures.ts";
 import { compareBulk, postgresReference } from "./bulk-create.ts";
+import { redisRedirectorRss } from "./peak-rss.ts";
 import { compareStats, type RollupSeeder } from "./stats-latency.ts";
 import { baselineContender, clickCheck, clinkContender } from "./shared.ts";
 
@@ -26,6 +27,7 @@ function skipped(reason: string): Figure[] {
     { id: "redirect-redis", caseNo: 2, title: "Redis mode: plain link, click recorded", verdict: "skipped", generator: "-", target: { op: ">=", value: 0.7 }, notes: [], reason },
     { id: "bulk-postgres", caseNo: 5, title: "Redis mode: bulk create of 500 links vs one 500-row INSERT", verdict: "skipped", generator: "-", target: { op: "<=", value: 3 }, notes: [], reason },
     { id: "stats-postgres", caseNo: 6, title: "Redis mode: stats latency", verdict: "skipped", generator: "-", target: { op: "<=", value: 2 }, notes: [], reason },
+    { id: "rss-redis", caseNo: 7, title: "Redis mode: redirector RSS over a full-speed run", verdict: "skipped", generator: "-", target: { op: "<=", value: 1.1 }, notes: [], reason },
   ];
 }
 
@@ -107,6 +109,8 @@ export async function redisRedirect(ctx: Ctx): Promise<Figure[]> {
       false,
     );
     if (!clicks.ok) redirect.verdict = "fail";
+    ctx.log(" rss-redis");
+    const rss = await redisRedirectorRss(ctx, app, slug);
 
     ctx.log(" bulk-postgres");
     refSql = postgres(services.databaseUrl, { max: 1, onnotice: () => {}, connection: { search_path: REF_SCHEMA } });
@@ -126,7 +130,7 @@ export async function redisRedirect(ctx: Ctx): Promise<Figure[]> {
       await sql`ANALYZE ${sql(SCHEMA)}.click_rollups`;
     };
     const stats = await compareStats(ctx, app, seed, { id: "stats-postgres", title: "Redis mode: stats latency" });
-    return [redirect, bulk, stats];
+    return [redirect, rss, bulk, stats];
   } finally {
     await app?.stop();
     await refSql?.end();
