@@ -1,14 +1,14 @@
 /**
- * Worker thread of the embedded default (see worker-writer.ts): turns posted click batches into rows (User-Agent
- * parsed, country looked up) and writes them to SQLite on its own connection (WAL), in arrival order. Batches
+ * Worker thread of the embedded default (see worker-writer.ts): turns posted click batches into rows as they
+ * arrive (User-Agent parsed, country looked up) and writes them to SQLite on its own connection (WAL), in arrival order. Batches
  * that queued up while a transaction ran are written together, so a busy server makes fewer, larger
  * transactions. The main thread migrated the file before starting this worker.
  */
 import { SqliteLinkStore } from "../../shared/adapters/sqlite/link-store.ts";
 import { openCountryLookup, type CountryLookup } from "../../shared/facts/geo.ts";
-import type { ClickEvent, StoredClick } from "../../shared/ports.ts";
-import { decodeClicks, type ClickColumns } from "./click-columns.ts";
-import { isRefusal, toStoredClick } from "./convert.ts";
+import type { StoredClick } from "../../shared/ports.ts";
+import { decodeStoredClicks, type ClickColumns } from "./click-columns.ts";
+import { isRefusal } from "./convert.ts";
 
 export type WorkerRequest =
   | { type: "open"; id: number; file: string; geoipDb: string | undefined }
@@ -31,26 +31,17 @@ const MAX_WAITING = 1_000_000;
 
 let store: SqliteLinkStore | null = null;
 let countryLookup: CountryLookup | null = null;
-const waiting: ClickEvent[][] = [];
+const waiting: StoredClick[][] = [];
 let writing = false;
 
 const reply = (r: WorkerReply) => self.postMessage(r);
 const message = (err: unknown) => (err instanceof Error ? err.message : String(err));
 
-/** Converts and writes; returns how many clicks the store refused for good. Throws on an outage. */
-async function write(events: ClickEvent[]): Promise<{ rejected: number; oldestTs: number }> {
-  const rows: StoredClick[] = [];
+/** Writes; returns how many clicks the store refused for good. Throws on an outage. */
+async function write(rows: StoredClick[]): Promise<{ rejected: number; oldestTs: number }> {
   let rejected = 0;
   let oldestTs = Infinity;
-  for (const e of events) {
-    try {
-      rows.push(toStoredClick(e, countryLookup));
-      if (e.ts < oldestTs) oldestTs = e.ts;
-    } catch (err) {
-      rejected++;
-      reply({ type: "error", message: `click refused: ${message(err)}` });
-    }
-  }
+  for (const r of rows) if (r.ts < oldestTs) oldestTs = r.ts;
   try {
     await store!.recordClicks(rows);
   } catch (err) {
@@ -78,10 +69,10 @@ async function drain(): Promise<void> {
     let size = waiting[0]!.length;
     while (take < waiting.length && size + waiting[take]!.length <= MAX_TRANSACTION) size += waiting[take++]!.length;
     const batches = waiting.splice(0, take);
-    const events = batches.length === 1 ? batches[0]! : batches.flat();
+    const rows = batches.length === 1 ? batches[0]! : batches.flat();
     try {
-      const { rejected, oldestTs } = await write(events);
-      reply({ type: "written", written: events.length - rejected, rejected, oldestTs });
+      const { rejected, oldestTs } = await write(rows);
+      reply({ type: "written", written: rows.length - rejected, rejected, oldestTs });
       retryMs = RETRY_FIRST_MS;
     } catch (err) {
       waiting.unshift(...batches);
@@ -96,7 +87,7 @@ async function drain(): Promise<void> {
 self.onmessage = async (e: MessageEvent<WorkerRequest>) => {
   const r = e.data;
   if (r.type === "clicks") {
-    waiting.push(decodeClicks(r.columns));
+    waiting.push(decodeStoredClicks(r.columns, countryLookup));
     let held = 0;
     for (const b of waiting) held += b.length;
     while (held > MAX_WAITING && waiting.length > 1) {

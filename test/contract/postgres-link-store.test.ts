@@ -104,3 +104,39 @@ describe("Postgres: stats totals", () => {
     await store.close();
   });
 });
+
+describe("Postgres: raw clicks of deleted links", () => {
+  const link = (id: string, accountId: string) => ({
+    id, accountId, domain: "d", slug: `s${id}`, target: "https://e.com", status: "active" as const, createdAt: 0, updatedAt: 0,
+    expiresAt: null, startsAt: null, maxHits: null, hits: 0, passwordHash: null, tags: [], folder: null, utmSource: null,
+    utmMedium: null, utmCampaign: null, rules: [], abUrls: [], webhookUrl: null, webhookSecret: null, serveOg: false,
+    ogTitle: null, ogDescription: null, ogImageUrl: null,
+  });
+  const click = (id: string, linkId: string) => ({ id, linkId, ts: 1_000, country: null, device: "desktop", browser: "Chrome", os: "Linux", referrer: null, variant: null });
+
+  test("go with their link (the trigger that replaced the per-row foreign key), and only theirs", async () => {
+    const schema = newSchema();
+    const store = await openOnSchema(schema);
+    await store.migrate();
+    await store.createAccount({ id: "a", email: "raw@example.com", passwordHash: "x", createdAt: 0 });
+    await store.insertLinks([link("keep", "a"), link("gone", "a")]);
+    await store.recordClicks([click("c1", "keep"), click("c2", "gone"), click("c3", "gone")]);
+    const sql = postgres(url, { max: 1, onnotice: () => {} });
+    try {
+      const count = async () => Object.fromEntries(
+        (await sql<{ link_id: string; n: number }[]>`SELECT link_id, count(*)::int AS n FROM ${sql(schema)}.clicks GROUP BY link_id`).map((r) => [r.link_id, r.n]),
+      );
+      expect(await count()).toEqual({ keep: 1, gone: 2 });
+      await store.deleteLink("gone");
+      expect(await count()).toEqual({ keep: 1 });
+      // A click of a link that no longer exists is not stored, so no orphan row appears later either.
+      await store.recordClicks([click("c4", "gone"), click("c5", "keep")]);
+      expect(await count()).toEqual({ keep: 2 });
+      const [fk] = await sql`SELECT count(*)::int AS n FROM pg_constraint WHERE conrelid = ${`${schema}.clicks`}::regclass AND contype = 'f'`;
+      expect(fk.n).toBe(0);
+    } finally {
+      await sql.end();
+      await store.close();
+    }
+  });
+});
