@@ -31,8 +31,12 @@ const GONE: Record<string, string> = {
   limit: page("Link limit reached", "<h1>This link is no longer available</h1><p>It has reached its click limit.</p>"),
 };
 
-export const notFoundPage = () => html(404, NOT_FOUND);
-export const gonePage = (reason: "archived" | "expired" | "limit") => html(410, GONE[reason]);
+// Fixed pages are built once and cloned per request: cloning a finished Response costs less than building one.
+const NOT_FOUND_RESPONSE = html(404, NOT_FOUND);
+const GONE_RESPONSES: Record<string, Response> = Object.fromEntries(Object.entries(GONE).map(([k, body]) => [k, html(410, body)]));
+
+export const notFoundPage = () => NOT_FOUND_RESPONSE.clone();
+export const gonePage = (reason: "archived" | "expired" | "limit") => GONE_RESPONSES[reason]!.clone();
 export const unavailablePage = () =>
   html(503, page("Temporarily unavailable", "<h1>Temporarily unavailable</h1><p>Please try again in a moment.</p>"), { "retry-after": "1" });
 
