@@ -2,7 +2,7 @@
  * The embedded default's click queue: batches from the redirector go straight to a worker thread
  * (writer-worker.ts) that parses them and writes them to the SQLite file, so neither the conversion, nor the
  * rollup upserts, nor WAL checkpoints run on the thread that answers redirects. The server thread only
- * encodes each batch as columns (click-columns.ts) and posts it.
+ * encodes each batch as columns (shared/clicks/columns.ts) and posts it.
  *
  * A batch the store cannot take yet (disk full, file locked) stays in the worker, in order, and is retried
  * with a growing pause; clicks the store refuses for good are counted and skipped. Shutdown waits for every
@@ -10,7 +10,7 @@
  * if the process is killed without warning.
  */
 import type { ClickEvent, ClickQueue } from "../../shared/ports.ts";
-import { encodeClicks } from "./click-columns.ts";
+import { encodeClicks } from "../../shared/clicks/columns.ts";
 import type { WorkerReply, WorkerRequest } from "./writer-worker.ts";
 
 export interface ClickWriterHooks {

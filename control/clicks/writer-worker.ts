@@ -7,7 +7,7 @@
 import { SqliteLinkStore } from "../../shared/adapters/sqlite/link-store.ts";
 import { openCountryLookup, type CountryLookup } from "../../shared/facts/geo.ts";
 import type { StoredClick } from "../../shared/ports.ts";
-import { decodeStoredClicks, type ClickColumns } from "./click-columns.ts";
+import { decodeStoredClicks, type ClickColumns } from "../../shared/clicks/columns.ts";
 import { isRefusal } from "./convert.ts";
 
 export type WorkerRequest =

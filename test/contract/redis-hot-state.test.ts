@@ -69,11 +69,16 @@ describe("Redis HotState specifics", () => {
       await h.readClicks("c1", 10); // creates the consumer group, as the running consumer did before the deploy
       await admin.xadd(stream, "*", "e", JSON.stringify(old));
       await admin.xadd(stream, "*", "b", "not json");
-      await h.enqueueClicks([{ ...old, id: "new1" }, { ...old, id: "new2" }]);
-      expect(await h.queueDepth()).toBe(3); // at least one click per entry (old ones were never counted)
+      // A batch as an array of event objects (before the column form), then column bodies that do not hold together.
+      await admin.xadd(stream, "*", "n", "1", "b", JSON.stringify([{ ...old, id: "arr1" }]));
+      await admin.xadd(stream, "*", "b", JSON.stringify({ v: 2, ids: ["x"], ts: [1], f: [0, 5, -1, -1, -1, -1], s: ["L1"] }));
+      await admin.xadd(stream, "*", "b", JSON.stringify({ v: 3, ids: [], ts: [], f: [], s: [] }));
+      await h.enqueueClicks([{ ...old, id: "new1" }, { ...old, id: "new2", ua: "UA", ip: "192.0.2.1", country: "FR", referrer: "https://r/", variant: 1 }]);
+      expect(await h.queueDepth()).toBe(6); // at least one click per entry (hand-written ones were never counted)
       const read = await h.readClicks("c1", 1000);
-      expect(read.map((c) => c.event.id)).toEqual(["old1", "new1", "new2"]);
-      expect(read.map((c) => c.id.split(":")[1])).toEqual(["0", "0", "1"]);
+      expect(read.map((c) => c.event.id)).toEqual(["old1", "arr1", "new1", "new2"]);
+      expect(read.map((c) => c.id.split(":")[1])).toEqual(["0", "0", "0", "1"]);
+      expect(read[3]!.event).toEqual({ ...old, id: "new2", ua: "UA", ip: "192.0.2.1", country: "FR", referrer: "https://r/", variant: 1 });
       await h.ackClicks(read.map((c) => c.id));
       await waitUntil(async () => (await admin.xlen(stream)) === 0, 1_000); // the poison entry is dropped too
       expect(await h.queueDepth()).toBe(0);

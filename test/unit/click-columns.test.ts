@@ -1,6 +1,6 @@
 /** The column encoding of click batches (server thread → embedded writer thread) loses nothing. */
 import { describe, expect, test } from "bun:test";
-import { decodeClicks, decodeStoredClicks, encodeClicks } from "../../control/clicks/click-columns.ts";
+import { clicksFromJson, clicksToJson, decodeClicks, decodeStoredClicks, encodeClicks } from "../../shared/clicks/columns.ts";
 import { toStoredClick } from "../../control/clicks/convert.ts";
 import { openCountryLookup } from "../../shared/facts/geo.ts";
 import type { ClickEvent } from "../../shared/ports.ts";
@@ -50,5 +50,36 @@ describe("decodeStoredClicks", () => {
     const lookup = withDb ? await openCountryLookup() : null;
     const { columns } = encodeClicks(mixed);
     expect(decodeStoredClicks(structuredClone(columns), lookup)).toEqual(mixed.map((e) => toStoredClick(e, lookup)));
+  });
+});
+
+describe("clicksToJson / clicksFromJson (Redis stream entry bodies)", () => {
+  test.each(cases.filter(([, events]) => events.length > 0))("round-trips %s", (_name, events) => {
+    expect(clicksFromJson(JSON.parse(clicksToJson(events)))).toEqual(events);
+  });
+
+  const good = () => JSON.parse(clicksToJson([base, { ...base, id: "a-2", variant: 1 }]));
+  const broken: [string, (b: any) => unknown][] = [
+    ["not an object", () => "text"],
+    ["null", () => null],
+    ["another version", (b) => ({ ...b, v: 3 })],
+    ["ids not strings", (b) => ({ ...b, ids: [1, 2] })],
+    ["ts shorter than ids", (b) => ({ ...b, ts: [1] })],
+    ["ts not numbers", (b) => ({ ...b, ts: ["x", "y"] })],
+    ["fields of the wrong length", (b) => ({ ...b, f: b.f.slice(1) })],
+    ["a fractional field", (b) => ({ ...b, f: [0.5, ...b.f.slice(1)] })],
+    ["a string index past the table", (b) => ({ ...b, f: [99, ...b.f.slice(1)] })],
+    ["a missing link id", (b) => ({ ...b, f: [-1, ...b.f.slice(1)] })],
+    ["a variant below -1", (b) => ({ ...b, f: [...b.f.slice(0, 5), -2, ...b.f.slice(6)] })],
+    ["strings not strings", (b) => ({ ...b, s: [1, 2, 3] })],
+  ];
+  test.each(broken)("refuses a body with %s (undefined, never a throw)", (_name, mangle) => {
+    expect(clicksFromJson(mangle(good()))).toBeUndefined();
+  });
+
+  test("is several times smaller than the events as JSON when User-Agents repeat", () => {
+    const ua = "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36";
+    const events = Array.from({ length: 256 }, (_, i) => ({ ...base, id: `abc-${i.toString(36)}`, ua, ts: base.ts + i }));
+    expect(clicksToJson(events).length * 3).toBeLessThan(JSON.stringify(events).length);
   });
 });

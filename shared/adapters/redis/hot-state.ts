@@ -2,9 +2,9 @@
  * HotState in Redis (scale mode, design §2): one code path for a single node and a Redis Cluster.
  * Every key carries a hash tag, so a multi-key step (the click stream's scripts) stays in one slot.
  *
- * Click queue: one stream entry per enqueueClicks call holds the whole batch (`n` clicks, body `b` = JSON
- * array), because one command per click cost the redirector nearly half its throughput. A click's id is
- * `<entry id>:<index>`; an entry is read, claimed and acknowledged as a unit. A counter next to the stream,
+ * Click queue: one stream entry per enqueueClicks call holds the whole batch (`n` clicks, body `b` = the
+ * batch's columns as JSON, shared/clicks/columns.ts), because one command per click cost the redirector
+ * nearly half its throughput. A click's id is `<entry id>:<index>`; an entry is read, claimed and acknowledged as a unit. A counter next to the stream,
  * kept in step by the enqueue and ack scripts, makes queueDepth a click count without scanning the stream.
  *
  * Failure policy: a down Redis must not stall the hot path. Commands issued while disconnected are
@@ -15,6 +15,7 @@
 import { Cluster, Redis, ReplyError } from "ioredis";
 import { AppError } from "../../errors.ts";
 import type { CompiledLink } from "../../link.ts";
+import { clicksFromJson, clicksToJson } from "../../clicks/columns.ts";
 import type { ClickEvent, HotState, QueuedClick, RateLimitResult } from "../../ports.ts";
 
 export interface RedisHotStateOptions {
@@ -243,7 +244,7 @@ export class RedisHotState implements HotState {
   async enqueueClicks(events: ClickEvent[]): Promise<void> {
     if (events.length === 0) return;
     // One command per batch, not per click: each ioredis command has its own timer, reply and promise.
-    const body = JSON.stringify(events);
+    const body = clicksToJson(events);
     await this.run(() => this.scripts.clinkEnqueue(this.streamKey, this.counterKey, this.streamMaxLen, events.length, body));
   }
 
@@ -427,7 +428,10 @@ function entryEvents(fields: string[]): ClickEvent[] | undefined {
   const b = fields.indexOf("b");
   if (b >= 0 && b % 2 === 0) {
     const batch = parseJson<unknown>(fields[b + 1]);
-    return Array.isArray(batch) && batch.length > 0 ? (batch as ClickEvent[]) : undefined;
+    // An array: the events as objects, written by a version before the column form (a deploy loses nothing).
+    if (Array.isArray(batch)) return batch.length > 0 ? (batch as ClickEvent[]) : undefined;
+    const events = clicksFromJson(batch);
+    return events && events.length > 0 ? events : undefined;
   }
   // Written by a version with one entry per click: accepted, so a deploy loses nothing already queued.
   const e = fields.indexOf("e");
