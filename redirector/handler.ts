@@ -5,9 +5,9 @@
  */
 import type { Server } from "bun";
 import type { Config } from "../shared/config.ts";
-import { decide, type DeviceFacts, type Outcome, type RequestFacts } from "../shared/decide.ts";
+import { decide, type Outcome, type RequestFacts } from "../shared/decide.ts";
 import { createClientIpResolver } from "../shared/facts/client-ip.ts";
-import { classifyUserAgent, isCrawler } from "../shared/facts/device.ts";
+import { classifyUserAgent } from "../shared/facts/device.ts";
 import { countryFromHeader, type CountryLookup } from "../shared/facts/geo.ts";
 import { linkKey, type CompiledLink } from "../shared/link.ts";
 import type { ClickEvent, ClickQueue, HotState, LinkStore } from "../shared/ports.ts";
@@ -15,6 +15,7 @@ import type { WebhookSender } from "../shared/webhooks/sender.ts";
 import { ClickBuffer, type ClickBufferOptions } from "./click-buffer.ts";
 import { LinkCache } from "./link-cache.ts";
 import * as pages from "./pages.ts";
+import { LazyRequestFacts, type FactsContext } from "./request-facts.ts";
 import { isUnlocked, unlockCookie } from "./unlock.ts";
 
 export interface RedirectorDeps {
@@ -46,11 +47,6 @@ export function slugOf(url: string): string | null {
   if (h >= 0 && h < end) end = h;
   const slug = url.slice(pathStart + 1, end);
   return SLUG.test(slug) ? slug : null;
-}
-
-export function osClass(os: string): string {
-  const o = os.toLowerCase();
-  return o === "ios" || o === "ipados" ? "ios" : o === "android" ? "android" : "other";
 }
 
 /** Whether serving this outcome leaves the hit counter alone (so the count has to be looked up, not taken). */
@@ -96,37 +92,11 @@ export function createRedirector(deps: RedirectorDeps): Redirector {
     return clientIp(server.requestIP(req)?.address ?? null, readsForwardedFor ? req.headers.get("x-forwarded-for") : null);
   }
 
-  function makeFacts(req: Request, server: Server<unknown>, method: RequestFacts["method"], unlocked: boolean) {
-    let country: string | null | undefined;
-    let device: DeviceFacts | undefined;
-    const facts: RequestFacts & { knownCountry: () => string | null | undefined } = {
-      method,
-      unlocked,
-      draw: Math.random(),
-      isCrawler: () => isCrawler(req.headers.get("user-agent") ?? ""),
-      country: () => {
-        if (country === undefined) {
-          country = config.countryHeader ? countryFromHeader(req.headers.get(config.countryHeader)) : null;
-          if (country === null && deps.countryLookup) {
-            const ip = ipOf(req, server);
-            country = ip ? deps.countryLookup(ip) : null;
-          }
-        }
-        return country;
-      },
-      device: () => {
-        if (!device) {
-          const info = classifyUserAgent(req.headers.get("user-agent") ?? "");
-          device = { type: info.device, os: osClass(info.os) };
-        }
-        return device;
-      },
-      knownCountry: () => country,
-    };
-    return facts;
-  }
+  const factsContext: FactsContext = { countryHeader: config.countryHeader, countryLookup: deps.countryLookup, ipOf };
+  const makeFacts = (req: Request, server: Server<unknown>, method: RequestFacts["method"], unlocked: boolean) =>
+    new LazyRequestFacts(factsContext, req, server, method, unlocked);
 
-  function recordClick(req: Request, server: Server<unknown>, link: CompiledLink, destination: string, variant: number | null, facts: ReturnType<typeof makeFacts>, now: number) {
+  function recordClick(req: Request, server: Server<unknown>, link: CompiledLink, destination: string, variant: number | null, facts: LazyRequestFacts, now: number) {
     const ua = req.headers.get("user-agent") ?? "";
     const event: ClickEvent = {
       id: idPrefix + (seq++).toString(36),
@@ -219,7 +189,7 @@ export function createRedirector(deps: RedirectorDeps): Redirector {
   }
 
   /** Turns an outcome into a Response (taking the hit first for a counted click on a maxHits link). */
-  function render(req: Request, server: Server<unknown>, link: CompiledLink | null, outcome: Outcome, facts: ReturnType<typeof makeFacts>, method: RequestFacts["method"], now: number): Response | Promise<Response> {
+  function render(req: Request, server: Server<unknown>, link: CompiledLink | null, outcome: Outcome, facts: LazyRequestFacts, method: RequestFacts["method"], now: number): Response | Promise<Response> {
     switch (outcome.kind) {
       case "not_found":
         return pages.notFoundPage();
