@@ -114,11 +114,12 @@ async function main() {
     // Our own 1 MiB check answers with problem+json; Bun's limit only stops absurd bodies.
     maxRequestBodySize: 8 * 1024 * 1024,
     fetch(req, srv) {
-      if (redirector === null || isControlPath(req.url)) {
+      const url = req.url;
+      if (redirector === null || isControlPath(url)) {
         rememberPeer(req, srv.requestIP(req)?.address); // the dashboard's sign-in limit is per client address
         return handleControl(req);
       }
-      return redirector.fetch(req, srv);
+      return redirector.fetch(req, srv, url);
     },
     error() {
       return new Response("Internal error", { status: 500 });

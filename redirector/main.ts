@@ -53,9 +53,10 @@ const server = Bun.serve({
   hostname: "0.0.0.0",
   maxRequestBodySize: 64 * 1024,
   fetch(req, srv) {
-    const opsPath = ops.pathOf(req.url); // GET /healthz, /readyz, /metrics (reserved slugs)
+    const url = req.url;
+    const opsPath = ops.pathOf(url); // GET /healthz, /readyz, /metrics (reserved slugs)
     if (opsPath !== null) return ops.answer(opsPath, req);
-    return redirector.fetch(req, srv);
+    return redirector.fetch(req, srv, url);
   },
   error() {
     return new Response("Internal error", { status: 500 });

@@ -24,9 +24,9 @@ export function observeRedirector(r: Redirector, ops: Ops): Redirector {
     return res;
   }
 
-  function fetch(req: Request, server: Server<unknown>): Response | Promise<Response> {
+  function fetch(req: Request, server: Server<unknown>, url?: string): Response | Promise<Response> {
     const started = performance.now();
-    const res = inner(req, server);
+    const res = inner(req, server, url);
     if (res instanceof Promise) {
       return res.then(
         (x) => done(req, x, started),
