@@ -390,7 +390,7 @@ export class PostgresLinkStore implements LinkStore {
         ), ins AS (
           INSERT INTO clicks (id, link_id, ts, country, device, browser, os, referrer, variant)
           SELECT i.* FROM input i WHERE EXISTS (SELECT 1 FROM links l WHERE l.id = i.link_id)
-          ON CONFLICT (id) DO NOTHING
+          ON CONFLICT (link_id, ts, id) DO NOTHING
           RETURNING link_id, ts, country, device, browser, variant
         ), rolled AS (
           INSERT INTO click_rollups AS r (link_id, hour, device, browser, country, variant, clicks)

@@ -127,13 +127,13 @@ const isUniqueViolation = (err: unknown) =>
   typeof (err as { code?: unknown })?.code === "string" &&
   (err as { code: string }).code.startsWith("SQLITE_CONSTRAINT_UNIQUE");
 
-/** Rows per multi-row click statement: 9 variables a row, far below SQLite's 32,766. */
+/** Ids per `IN (…)` list (links of a click batch, rows of an insert): far below SQLite's 32,766 variables. */
 const CLICK_CHUNK = 512;
 
 export class SqliteLinkStore implements LinkStore {
   private readonly db: Database;
   private readonly statements = new Map<string, Statement>();
-  private readonly insertStatements = new Map<number, Statement<{ id: string }>>();
+  private readonly insertStatements = new Map<number, Statement>();
   private readonly path: string;
 
   /** `path`: a file (its directory is created) or ":memory:". */
@@ -249,13 +249,13 @@ export class SqliteLinkStore implements LinkStore {
    * Multi-row INSERT for `n` rows. Prepared statements for the few batch sizes that recur (1, the API's
    * bulk sizes) are kept; the cache is bounded because each size is a different statement.
    */
-  private insertStatement(n: number): Statement<{ id: string }> {
+  private insertStatement(n: number): Statement {
     let s = this.insertStatements.get(n);
     if (s) return s;
     const row = `(${LINK_COLUMNS.map(() => "?").join(", ")})`;
-    s = this.db.prepare<{ id: string }, SQLQueryBindings[]>(
+    s = this.db.prepare<unknown, SQLQueryBindings[]>(
       `INSERT INTO links (${LINK_COLUMNS.join(", ")}) VALUES ${Array(n).fill(row).join(", ")}
-       ON CONFLICT (domain, slug) DO NOTHING RETURNING id`,
+       ON CONFLICT (domain, slug) DO NOTHING`,
     );
     if (this.insertStatements.size >= 8) {
       const [oldest, stale] = this.insertStatements.entries().next().value!;
@@ -273,16 +273,29 @@ export class SqliteLinkStore implements LinkStore {
       .transaction(() => {
         for (let i = 0; i < links.length; i += ROWS_PER_INSERT) {
           const chunk = links.slice(i, i + ROWS_PER_INSERT);
-          for (const r of this.insertStatement(chunk.length).all(...chunk.flatMap(linkValues))) inserted.add(r.id);
+          const { changes } = this.insertStatement(chunk.length).run(...chunk.flatMap(linkValues));
+          if (changes === chunk.length) {
+            for (const l of chunk) inserted.add(l.id);
+            continue;
+          }
+          // Some slug was taken. Ids are fresh, so a chunk id now in the table is one this statement inserted.
+          for (let j = 0; j < chunk.length; j += CLICK_CHUNK) {
+            const ids = chunk.slice(j, j + CLICK_CHUNK).map((l) => l.id);
+            const found = this.st<{ id: string }>(`SELECT id FROM links WHERE id IN (${ids.map(() => "?").join(",")})`).all(...ids);
+            for (const r of found) inserted.add(r.id);
+          }
         }
+        // Most bulk rows have no tags: the tag index is only written for links that have some.
+        const tagged = links.filter((l) => l.tags.length > 0 && inserted.has(l.id)).map((l) => l.id);
+        if (tagged.length === 0) return;
         this.st(
           `INSERT OR IGNORE INTO link_tags (link_id, tag)
            SELECT l.id, t.value FROM json_each(?) AS ids JOIN links l ON l.id = ids.value, json_each(l.tags) AS t`,
-        ).run(JSON.stringify([...inserted]));
+        ).run(JSON.stringify(tagged));
       })
       .immediate();
     // Rows of one batch are inserted in input order, so of two rows with the same slug the first wins;
-    // a later row is "inserted" only if its own id came back.
+    // a later row is "inserted" only if its own id is in the table.
     const claimed = new Set<string>();
     return links.map((l) => {
       if (!inserted.has(l.id) || claimed.has(l.id)) return false;
@@ -398,7 +411,7 @@ export class SqliteLinkStore implements LinkStore {
         // `changes` tells a new click from one already stored (a redelivered batch, or a repeat within it).
         const insert = this.st(
           `INSERT INTO clicks (id, link_id, ts, country, device, browser, os, referrer, variant)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (link_id, ts, id) DO NOTHING`,
         );
         const cells = new Map<string, { c: StoredClick; hour: number; n: number }>();
         const hits = new Map<string, number>();
