@@ -11,6 +11,7 @@ import type postgres from "postgres";
 import { applySqliteMigrations } from "../../shared/adapters/sqlite/migrations.ts";
 import { newId, randomSlug } from "../../shared/ids.ts";
 import { apiCall, startEmbedded, type Clink } from "../lib/app.ts";
+import { settle } from "../lib/compare.ts";
 import type { Ctx } from "../lib/context.ts";
 import { judge, type Figure } from "../lib/figures.ts";
 import { median, percentile } from "../lib/stats.ts";
@@ -115,6 +116,7 @@ export async function compareBulk(
   const ref: number[] = [];
   const rounds: { insertMs: number; apiMs: number }[] = [];
   for (let r = 0; r < ctx.opts.rounds; r++) {
+    await settle(ctx, app.processes.map((p) => p.pid));
     for (let i = 0; i < ctx.opts.bulkReps; i++) {
       const insertMs = await insert(batch++);
       const apiMs = await timeApiBulk(app, batch++);

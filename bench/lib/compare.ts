@@ -49,16 +49,23 @@ export interface Comparison {
 
 const round1 = (x: number) => Math.round(x * 10) / 10;
 
+/**
+ * Waits until `pids` are idle and then, within the benchmark's budget, until the rest of the machine is quiet
+ * (e.g. Postgres vacuuming after an earlier case): that work would otherwise be measured as the case's own.
+ * Returns how long the servers took to become idle.
+ */
+export async function settle(ctx: Ctx, pids: number[]): Promise<number> {
+  const w = await waitIdle(pids, { sampleMs: 150 });
+  if (!w.idle) ctx.log(`  servers still busy after ${Math.round(w.ms / 1000)} s; measuring anyway`);
+  // Waiting for other work on the machine to end is capped per run and for the whole benchmark.
+  const quietMs = Math.min(QUIET_WAIT_MS[ctx.opts.profile], ctx.quietBudgetMs);
+  if (quietMs > 0) ctx.quietBudgetMs -= (await waitMachineQuiet([...pids, process.pid], QUIET_OTHER_CORES, quietMs)).ms;
+  return w.ms;
+}
+
 export async function interleave(ctx: Ctx, generator: Generator, reference: Contender, subject: Contender): Promise<Comparison> {
   const all = [...new Set([...reference.spec.serverPids, ...subject.spec.serverPids])];
-  const idle = async (pids = all) => {
-    const w = await waitIdle(pids, { sampleMs: 150 });
-    if (!w.idle) ctx.log(`  servers still busy after ${Math.round(w.ms / 1000)} s; measuring anyway`);
-    // Waiting for other work on the machine to end is capped per run and for the whole benchmark.
-    const quietMs = Math.min(QUIET_WAIT_MS[ctx.opts.profile], ctx.quietBudgetMs);
-    if (quietMs > 0) ctx.quietBudgetMs -= (await waitMachineQuiet([...all, process.pid], QUIET_OTHER_CORES, quietMs)).ms;
-    return w.ms;
-  };
+  const idle = (pids = all) => settle(ctx, pids);
   const warm = (c: Contender) => ({ ...c.spec, durationS: ctx.opts.warmupS });
   await idle();
   // The baseline runs for the whole benchmark: it is warmed once per generator, not before every figure.

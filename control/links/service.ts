@@ -51,16 +51,26 @@ function newLinkRecord(deps: Deps, caller: Caller, slug: string, target: string)
   };
 }
 
-/** Validates and normalises one create input into a record ready to insert (no I/O but hashing/DNS). */
-async function prepareCreate(deps: Deps, caller: Caller, raw: unknown): Promise<{ record: LinkRecord; customSlug: boolean }> {
+type PreparedLink = { record: LinkRecord; customSlug: boolean };
+
+/**
+ * Validates and normalises one create input into a record ready to insert. Synchronous unless the input needs
+ * I/O (a webhook target to resolve, a password to hash), so a bulk of plain links makes no promise per row.
+ */
+function prepareCreate(deps: Deps, caller: Caller, raw: unknown): PreparedLink | Promise<PreparedLink> {
   const input = validate(CreateLinkInput, raw);
   const changes = normaliseChanges(input, inputContext(deps));
   const slug = input.slug !== undefined ? checkSlug(input.slug) : randomSlug();
-  await assertWebhookAllowed(deps, changes.webhookUrl);
-  const passwordHash = changes.password ? await hashPassword(changes.password) : changes.password;
-  const record = applyChanges(newLinkRecord(deps, caller, slug, changes.target!), changes, passwordHash);
-  checkSchedule(record);
-  return { record, customSlug: input.slug !== undefined };
+  const finish = (passwordHash: string | null | undefined): PreparedLink => {
+    const record = applyChanges(newLinkRecord(deps, caller, slug, changes.target!), changes, passwordHash);
+    checkSchedule(record);
+    return { record, customSlug: input.slug !== undefined };
+  };
+  if (!changes.webhookUrl && !changes.password) return finish(changes.password);
+  return (async () => {
+    await assertWebhookAllowed(deps, changes.webhookUrl);
+    return finish(changes.password ? await hashPassword(changes.password) : changes.password);
+  })();
 }
 
 async function publish(deps: Deps, link: LinkRecord): Promise<void> {
@@ -74,7 +84,7 @@ async function publish(deps: Deps, link: LinkRecord): Promise<void> {
 }
 
 /** Inserts prepared records in one multi-row write, retrying random slugs that collided. */
-async function insertAll(deps: Deps, rows: { record: LinkRecord; customSlug: boolean }[]): Promise<boolean[]> {
+async function insertAll(deps: Deps, rows: PreparedLink[]): Promise<boolean[]> {
   const ok = await deps.store.insertLinks(rows.map((r) => r.record));
   for (let attempt = 0; attempt < 3; attempt++) {
     const retry = rows.map((r, i) => i).filter((i) => !ok[i] && !rows[i].customSlug);
@@ -107,18 +117,20 @@ export async function bulkCreateLinks(deps: Deps, caller: Caller, rows: unknown[
     throw invalidInput([{ path: "/", message: `at most ${BULK_MAX} links per request` }], `Bulk create takes at most ${BULK_MAX} links`);
   }
   const results: BulkRow[] = new Array(rows.length);
-  const prepared: { index: number; row: { record: LinkRecord; customSlug: boolean } }[] = [];
+  const prepared: { index: number; row: PreparedLink }[] = [];
   const seen = new Set<string>();
-  await Promise.all(
-    rows.map(async (raw, index) => {
-      try {
-        const row = await prepareCreate(deps, caller, raw);
-        prepared.push({ index, row });
-      } catch (e) {
-        results[index] = { index, ok: false, error: toAppError(e).toProblem() };
-      }
-    }),
-  );
+  const failed = (index: number, e: unknown) => (results[index] = { index, ok: false, error: toAppError(e).toProblem() });
+  const pending: Promise<void>[] = [];
+  rows.forEach((raw, index) => {
+    try {
+      const row = prepareCreate(deps, caller, raw);
+      if (row instanceof Promise) pending.push(row.then((r) => void prepared.push({ index, row: r }), (e) => void failed(index, e)));
+      else prepared.push({ index, row });
+    } catch (e) {
+      failed(index, e);
+    }
+  });
+  await Promise.all(pending);
   prepared.sort((a, b) => a.index - b.index);
   // Two rows asking for the same custom slug: the first wins, as the multi-row insert would decide.
   const unique = prepared.filter(({ index, row }) => {
