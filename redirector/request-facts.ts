@@ -6,7 +6,7 @@
  */
 import type { Server } from "bun";
 import type { DeviceFacts, RequestFacts } from "../shared/decide.ts";
-import { classifyUserAgent, isCrawler } from "../shared/facts/device.ts";
+import { classifyUserAgent, isCrawler, type DeviceInfo } from "../shared/facts/device.ts";
 import { countryFromHeader, type CountryLookup } from "../shared/facts/geo.ts";
 
 /** What the facts need from the redirector's configuration. */
@@ -21,6 +21,9 @@ export function osClass(os: string): string {
   const o = os.toLowerCase();
   return o === "ios" || o === "ipados" ? "ios" : o === "android" ? "android" : "other";
 }
+
+/** DeviceFacts per classified User-Agent (classifyUserAgent caches and shares its results), so none is rebuilt per request. */
+const deviceFactsOf = new WeakMap<DeviceInfo, DeviceFacts>();
 
 export class LazyRequestFacts implements RequestFacts {
   readonly draw = Math.random();
@@ -56,7 +59,9 @@ export class LazyRequestFacts implements RequestFacts {
   device(): DeviceFacts {
     if (this.deviceValue === undefined) {
       const info = classifyUserAgent(this.req.headers.get("user-agent") ?? "");
-      this.deviceValue = { type: info.device, os: osClass(info.os) };
+      let facts = deviceFactsOf.get(info);
+      if (facts === undefined) deviceFactsOf.set(info, (facts = Object.freeze({ type: info.device, os: osClass(info.os) })));
+      this.deviceValue = facts;
     }
     return this.deviceValue;
   }

@@ -1,7 +1,7 @@
 /**
  * Device, OS and browser of a visitor (design §4: ua-parser-js 1.x) and crawler detection (isbot).
  * Parsing costs a few microseconds, and the same few hundred User-Agent strings make most traffic, so both results
- * are kept in small bounded LRU caches.
+ * are kept in small bounded caches.
  */
 import UAParser from "ua-parser-js";
 import { isbot } from "isbot";
@@ -21,23 +21,30 @@ export interface DeviceInfo {
 const UA_SIGNIFICANT_LENGTH = 500;
 const CACHE_SIZE = 1000;
 
-/** Insertion-ordered Map as an LRU: a hit is moved to the back, the front is evicted when full. */
+/**
+ * A bounded cache in two generations: new entries go to `young`; when it is full it becomes `old` and a fresh
+ * `young` starts, so what was not used for a whole generation is dropped. A hit costs one or two Map lookups and
+ * no reordering (a strict LRU moves the entry on every hit, which showed on the redirect path).
+ */
 class Lru<V> {
-  private readonly map = new Map<string, V>();
+  private young = new Map<string, V>();
+  private old = new Map<string, V>();
   constructor(private readonly max: number) {}
 
   get(key: string): V | undefined {
-    const v = this.map.get(key);
-    if (v !== undefined) {
-      this.map.delete(key);
-      this.map.set(key, v);
-    }
-    return v;
+    const v = this.young.get(key);
+    if (v !== undefined) return v;
+    const o = this.old.get(key);
+    if (o !== undefined) this.set(key, o); // still in use: carried into the young generation
+    return o;
   }
 
   set(key: string, v: V): void {
-    if (this.map.size >= this.max) this.map.delete(this.map.keys().next().value!);
-    this.map.set(key, v);
+    if (this.young.size >= this.max) {
+      this.old = this.young;
+      this.young = new Map();
+    }
+    this.young.set(key, v);
   }
 }
 
