@@ -3,8 +3,9 @@
  * 2× the time). The rollups (one row per link × hour × device × browser × country × variant) are seeded
  * directly, as the click consumer would have written them for clicks spread over the last 30 days with a
  * realistic mix: device and browser shares like a typical site's, 60 countries with a Zipf-like tail. A busier
- * link therefore has more rollup rows; the database's triggers keep the per-link totals that stats read in step,
- * so the figure shows whether stats time follows the clicks. The two links are timed alternately, one request
+ * link therefore has more rollup rows; the per-link totals that stats read are what the database's triggers keep
+ * in step (the Postgres seeder writes them in one statement instead, see redis-redirect.ts; every timed answer is
+ * checked against the seeded click count), so the figure shows whether stats time follows the clicks. The two links are timed alternately, one request
  * at a time.
  */
 import { Database } from "bun:sqlite";

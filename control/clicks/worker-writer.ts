@@ -21,7 +21,7 @@ export interface ClickWriterHooks {
 }
 
 export class ClickWriterThread implements ClickQueue {
-  private readonly worker: Worker;
+  private worker!: Worker;
   private callSeq = 0;
   private readonly calls = new Map<number, { resolve: () => void; reject: (e: Error) => void }>();
   /** Clicks posted and not yet committed (or refused). */
@@ -30,16 +30,46 @@ export class ClickWriterThread implements ClickQueue {
   /** Clicks the store refused for good (malformed); counted, never retried. */
   rejected = 0;
 
-  private constructor(private readonly hooks: ClickWriterHooks) {
-    this.worker = new Worker(new URL("./writer-worker.ts", import.meta.url).href);
-    this.worker.onmessage = (e: MessageEvent<WorkerReply>) => this.onReply(e.data);
-  }
+  private closing = false;
+  /** Times the thread died and was started again. */
+  restarts = 0;
+
+  private constructor(
+    private readonly file: string,
+    private readonly geoipDb: string | undefined,
+    private readonly hooks: ClickWriterHooks,
+  ) {}
 
   /** Starts the thread on a SQLite file the caller already migrated. */
   static async open(file: string, geoipDb: string | undefined, hooks: ClickWriterHooks = {}): Promise<ClickWriterThread> {
-    const w = new ClickWriterThread(hooks);
-    await w.call({ type: "open", id: 0, file, geoipDb });
+    const w = new ClickWriterThread(file, geoipDb, hooks);
+    await w.start();
     return w;
+  }
+
+  /** A new thread; messages posted before it runs wait in its queue, after the "open" posted here. */
+  private start(): Promise<void> {
+    this.worker = new Worker(new URL("./writer-worker.ts", import.meta.url).href);
+    this.worker.onmessage = (e: MessageEvent<WorkerReply>) => this.onReply(e.data);
+    this.worker.onerror = (e) => this.onCrash(e);
+    return this.call({ type: "open", id: 0, file: this.file, geoipDb: this.geoipDb });
+  }
+
+  /**
+   * The thread died (a bug: everything it can foresee is caught and retried there). What it held is lost;
+   * a new thread takes the next batches, so one failure cannot silently stop every later click being stored.
+   */
+  private onCrash(e: ErrorEvent): void {
+    const lost = Math.max(0, this.outstanding);
+    this.outstanding = 0;
+    for (const call of this.calls.values()) call.reject(new Error("click writer thread failed"));
+    this.calls.clear();
+    for (const wake of this.idleWaiters.splice(0)) wake();
+    if (this.closing) return;
+    this.restarts++;
+    this.hooks.onError?.(new Error(`click writer thread failed (${e.message}); ${lost} clicks not written; restarting it`));
+    this.worker.terminate();
+    this.start().catch((err) => this.hooks.onError?.(err instanceof Error ? err : new Error(String(err))));
   }
 
   private onReply(r: WorkerReply): void {
@@ -95,6 +125,7 @@ export class ClickWriterThread implements ClickQueue {
   /** Waits for the posted clicks (up to `timeoutMs`), closes the worker's connection and ends the thread. */
   async close(timeoutMs = 10_000): Promise<number> {
     const left = await this.settle(timeoutMs);
+    this.closing = true;
     await this.call({ type: "close", id: 0 }).catch(() => {});
     this.worker.terminate();
     return left;

@@ -102,4 +102,23 @@ describe("ClickWriterThread", () => {
     expect(await writer.close(20_000)).toBe(0);
     expect((await store.getStats(linkId, 0)).total).toBe(before + 2);
   });
+
+  test("a thread that dies is replaced: later clicks are written again, and the failure is reported", async () => {
+    const errors: string[] = [];
+    const writer = await ClickWriterThread.open(file, undefined, { onError: (e) => errors.push(e.message) });
+    try {
+      const before = (await store.getStats(linkId, 0)).total;
+      // Something the thread cannot read (a bug in the sender) makes it throw outside its own error handling.
+      (writer as unknown as { worker: Worker }).worker.postMessage({ type: "clicks", columns: null });
+      const deadline = Date.now() + 10_000;
+      while (writer.restarts === 0 && Date.now() < deadline) await Bun.sleep(25);
+      expect(writer.restarts).toBe(1);
+      expect(errors.some((m) => m.includes("restarting"))).toBe(true);
+      await writer.enqueueClicks([click(), click(), click()]);
+      expect(await writer.settle(10_000)).toBe(0);
+      expect((await store.getStats(linkId, 0)).total).toBe(before + 3);
+    } finally {
+      await writer.close();
+    }
+  });
 });
