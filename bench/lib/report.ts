@@ -31,7 +31,7 @@ const VERDICT = { pass: "✅ pass", fail: "❌ fail", info: "info", skipped: "sk
 function measured(s: Side | undefined): string {
   if (!s) return "–";
   if (s.rps !== undefined && s.peakRssMb === undefined) return `${int(s.rps)} req/s`;
-  if (s.peakRssMb !== undefined) return `${s.peakRssMb.toFixed(1)} MiB peak`;
+  if (s.peakRssMb !== undefined) return `${s.peakRssMb.toFixed(1)} MiB`;
   if (s.ms !== undefined) return ms(s.ms);
   return "–";
 }
