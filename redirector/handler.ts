@@ -77,7 +77,7 @@ function hasSyncHits(hot: HotState): hot is HotState & SyncHitCounter {
 export interface Redirector {
   /** `url`: req.url when the caller has read it already (each read of req.url makes a new string). */
   fetch(req: Request, server: Server<unknown>, url?: string): Response | Promise<Response>;
-  /** Hands buffered clicks to HotState (shutdown, tests). */
+  /** Hands buffered clicks to the click queue (shutdown, tests). */
   flush(): Promise<void>;
   readonly clicks: ClickBuffer;
   readonly cache: LinkCache;
