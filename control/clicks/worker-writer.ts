@@ -6,8 +6,8 @@
  *
  * A batch the store cannot take yet (disk full, file locked) stays in the worker, in order, and is retried
  * with a growing pause; clicks the store refuses for good are counted and skipped. Shutdown waits for every
- * posted click to be committed. Like the in-memory queue it replaces, clicks not yet committed are lost
- * if the process is killed without warning.
+ * posted click to be committed. Clicks not yet committed live only in this process, so a kill without warning
+ * loses them (README: Graceful shutdown).
  */
 import type { ClickEvent, ClickQueue } from "../../shared/ports.ts";
 import { encodeClicks } from "../../shared/clicks/columns.ts";
