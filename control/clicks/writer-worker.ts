@@ -7,8 +7,8 @@
 import { SqliteLinkStore } from "../../shared/adapters/sqlite/link-store.ts";
 import { openCountryLookup, type CountryLookup } from "../../shared/facts/geo.ts";
 import type { StoredClick } from "../../shared/ports.ts";
-import { decodeStoredClicks, type ClickColumns } from "../../shared/clicks/columns.ts";
-import { isRefusal } from "./convert.ts";
+import { decodeClicks, type ClickColumns } from "../../shared/clicks/columns.ts";
+import { isRefusal, toStoredClick } from "./convert.ts";
 
 export type WorkerRequest =
   | { type: "open"; id: number; file: string; geoipDb: string | undefined }
@@ -36,6 +36,21 @@ let writing = false;
 
 const reply = (r: WorkerReply) => self.postMessage(r);
 const message = (err: unknown) => (err instanceof Error ? err.message : String(err));
+
+/**
+ * The rows the store keeps (toStoredClick, as the scale-mode consumer does). Each distinct address of a batch is
+ * looked up once; User-Agents repeat as the same string of the batch's table, a cheap hit in classifyUserAgent's cache.
+ */
+function storedClicksOf(columns: ClickColumns): StoredClick[] {
+  const countries = new Map<string, string | null>();
+  const lookup = countryLookup;
+  const cachedLookup = lookup && ((ip: string) => {
+    let country = countries.get(ip);
+    if (country === undefined) countries.set(ip, (country = lookup(ip)));
+    return country;
+  });
+  return decodeClicks(columns).map((e) => toStoredClick(e, cachedLookup));
+}
 
 /** Writes; returns how many clicks the store refused for good. Throws on an outage. */
 async function write(rows: StoredClick[]): Promise<{ rejected: number; oldestTs: number }> {
@@ -87,7 +102,7 @@ async function drain(): Promise<void> {
 self.onmessage = async (e: MessageEvent<WorkerRequest>) => {
   const r = e.data;
   if (r.type === "clicks") {
-    waiting.push(decodeStoredClicks(r.columns, countryLookup));
+    waiting.push(storedClicksOf(r.columns));
     let held = 0;
     for (const b of waiting) held += b.length;
     while (held > MAX_WAITING && waiting.length > 1) {

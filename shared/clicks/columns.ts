@@ -6,9 +6,7 @@
  * - the body of a Redis stream entry (clicksToJson): a few times smaller than the events as JSON, so the
  *   redirector serialises, Redis stores and the consumer parses that much less.
  */
-import { classifyUserAgent, type DeviceInfo } from "../facts/device.ts";
-import { countryFromHeader, type CountryLookup } from "../facts/geo.ts";
-import type { ClickEvent, StoredClick } from "../ports.ts";
+import type { ClickEvent } from "../ports.ts";
 
 /** Per click, STRIDE int32 slots: indexes into `strings` (-1: null) and the A/B variant (-1: none). */
 const LINK = 0, UA = 1, IP = 2, COUNTRY = 3, REFERRER = 4, VARIANT = 5, STRIDE = 6;
@@ -66,33 +64,6 @@ export function decodeClicks(c: ClickColumns): ClickEvent[] {
       country: str(c.fields[o + COUNTRY]!),
       referrer: str(c.fields[o + REFERRER]!),
       variant: variant < 0 ? null : variant,
-    };
-  }
-  return out;
-}
-
-/**
- * The rows the store keeps, straight from the columns: what toStoredClick does per click, done once per
- * distinct User-Agent and address of the batch (most traffic repeats a few of them).
- */
-export function decodeStoredClicks(c: ClickColumns, countryLookup: CountryLookup | null): StoredClick[] {
-  const devices: (DeviceInfo | undefined)[] = [];
-  const countries: (string | null | undefined)[] = [];
-  const out = new Array<StoredClick>(c.ids.length);
-  for (let i = 0; i < c.ids.length; i++) {
-    const o = i * STRIDE;
-    const ua = c.fields[o + UA]!;
-    const device = ua < 0 ? classifyUserAgent("") : (devices[ua] ??= classifyUserAgent(c.strings[ua]!));
-    const known = c.fields[o + COUNTRY]!;
-    let country = known < 0 ? null : countryFromHeader(c.strings[known]!);
-    const ip = c.fields[o + IP]!;
-    if (country === null && ip >= 0 && countryLookup) country = countries[ip] === undefined ? (countries[ip] = countryLookup(c.strings[ip]!)) : countries[ip]!;
-    const referrer = c.fields[o + REFERRER]!;
-    const variant = c.fields[o + VARIANT]!;
-    out[i] = {
-      id: c.ids[i]!, linkId: c.strings[c.fields[o + LINK]!]!, ts: c.ts[i]!, country,
-      device: device.device, browser: device.browser, os: device.os,
-      referrer: referrer < 0 ? null : c.strings[referrer]!.slice(0, 1024), variant: variant < 0 ? null : variant,
     };
   }
   return out;

@@ -1,8 +1,6 @@
 /** The column encoding of click batches (server thread → embedded writer thread) loses nothing. */
 import { describe, expect, test } from "bun:test";
-import { clicksFromJson, clicksToJson, decodeClicks, decodeStoredClicks, encodeClicks } from "../../shared/clicks/columns.ts";
-import { toStoredClick } from "../../control/clicks/convert.ts";
-import { openCountryLookup } from "../../shared/facts/geo.ts";
+import { clicksFromJson, clicksToJson, decodeClicks, encodeClicks } from "../../shared/clicks/columns.ts";
 import type { ClickEvent } from "../../shared/ports.ts";
 
 const base: ClickEvent = { id: "a-1", linkId: "L1", ts: 1_893_499_200_123, ua: "Mozilla/5.0", ip: "8.8.8.8", country: null, referrer: null, variant: null };
@@ -29,27 +27,6 @@ describe("encodeClicks / decodeClicks", () => {
     const events = Array.from({ length: 500 }, (_, i) => ({ ...base, id: `a-${i}` }));
     const { columns } = encodeClicks(events);
     expect(columns.strings).toEqual(["L1", "Mozilla/5.0", "8.8.8.8"]);
-  });
-});
-
-describe("decodeStoredClicks", () => {
-  const IPHONE = "Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Mobile/15E148 Safari/604.1";
-  const mixed: ClickEvent[] = [
-    base,
-    { ...base, id: "a-2", ua: IPHONE, ip: "81.2.69.142", variant: 2 },
-    { ...base, id: "a-3", ip: "8.8.8.8", country: "de" }, // a known country wins over the address
-    { ...base, id: "a-4", ip: null, country: "not a country" },
-    { ...base, id: "a-5", ua: "", referrer: "https://r.example/" + "x".repeat(2000) },
-    { ...base, id: "a-6", ip: "81.2.69.142", ua: IPHONE },
-  ];
-
-  test.each([
-    ["with the country database", true],
-    ["without a country database", false],
-  ])("gives the rows toStoredClick gives, click by click (%s)", async (_name, withDb) => {
-    const lookup = withDb ? await openCountryLookup() : null;
-    const { columns } = encodeClicks(mixed);
-    expect(decodeStoredClicks(structuredClone(columns), lookup)).toEqual(mixed.map((e) => toStoredClick(e, lookup)));
   });
 });
 
