@@ -2,7 +2,7 @@
  * The embedded default's click queue: batches from the redirector go straight to a worker thread
  * (writer-worker.ts) that parses them and writes them to the SQLite file, so neither the conversion, nor the
  * rollup upserts, nor WAL checkpoints run on the thread that answers redirects. The server thread only
- * encodes each batch as columns (shared/clicks/columns.ts) and posts it.
+ * packs each batch as columns (shared/clicks/columns.ts) and posts it.
  *
  * A batch the store cannot take yet (disk full, file locked) stays in the worker, in order, and is retried
  * with a growing pause; clicks the store refuses for good are counted and skipped. Shutdown waits for every
@@ -10,7 +10,7 @@
  * loses them (README: Graceful shutdown).
  */
 import type { ClickEvent, ClickQueue } from "../../shared/ports.ts";
-import { encodeClicks } from "../../shared/clicks/columns.ts";
+import { packClicks } from "../../shared/clicks/columns.ts";
 import type { WorkerReply, WorkerRequest } from "./writer-worker.ts";
 
 export interface ClickWriterHooks {
@@ -103,9 +103,9 @@ export class ClickWriterThread implements ClickQueue {
 
   async enqueueClicks(events: ClickEvent[]): Promise<void> {
     if (events.length === 0) return;
-    const { columns, transfer } = encodeClicks(events);
+    const { packed, transfer } = packClicks(events);
     this.outstanding += events.length;
-    this.worker.postMessage({ type: "clicks", columns } satisfies WorkerRequest, transfer);
+    this.worker.postMessage({ type: "clicks", clicks: packed } satisfies WorkerRequest, transfer);
   }
 
   async queueDepth(): Promise<number> {

@@ -7,12 +7,12 @@
 import { SqliteLinkStore } from "../../shared/adapters/sqlite/link-store.ts";
 import { openCountryLookup, type CountryLookup } from "../../shared/facts/geo.ts";
 import type { StoredClick } from "../../shared/ports.ts";
-import { decodeClicks, type ClickColumns } from "../../shared/clicks/columns.ts";
+import { unpackClicks, type PackedClicks } from "../../shared/clicks/columns.ts";
 import { isRefusal, toStoredClick } from "./convert.ts";
 
 export type WorkerRequest =
   | { type: "open"; id: number; file: string; geoipDb: string | undefined }
-  | { type: "clicks"; columns: ClickColumns }
+  | { type: "clicks"; clicks: PackedClicks }
   | { type: "close"; id: number };
 
 export type WorkerReply =
@@ -41,7 +41,7 @@ const message = (err: unknown) => (err instanceof Error ? err.message : String(e
  * The rows the store keeps (toStoredClick, as the scale-mode consumer does). Each distinct address of a batch is
  * looked up once; User-Agents repeat as the same string of the batch's table, a cheap hit in classifyUserAgent's cache.
  */
-function storedClicksOf(columns: ClickColumns): StoredClick[] {
+function storedClicksOf(clicks: PackedClicks): StoredClick[] {
   const countries = new Map<string, string | null>();
   const lookup = countryLookup;
   const cachedLookup = lookup && ((ip: string) => {
@@ -49,7 +49,7 @@ function storedClicksOf(columns: ClickColumns): StoredClick[] {
     if (country === undefined) countries.set(ip, (country = lookup(ip)));
     return country;
   });
-  return decodeClicks(columns).map((e) => toStoredClick(e, cachedLookup));
+  return unpackClicks(clicks).map((e) => toStoredClick(e, cachedLookup));
 }
 
 /** Writes; returns how many clicks the store refused for good. Throws on an outage. */
@@ -102,7 +102,7 @@ async function drain(): Promise<void> {
 self.onmessage = async (e: MessageEvent<WorkerRequest>) => {
   const r = e.data;
   if (r.type === "clicks") {
-    waiting.push(storedClicksOf(r.columns));
+    waiting.push(storedClicksOf(r.clicks));
     let held = 0;
     for (const b of waiting) held += b.length;
     while (held > MAX_WAITING && waiting.length > 1) {

@@ -1,8 +1,8 @@
 /**
  * A click batch as columns: the repeated strings of a batch (link ids, User-Agents, referrers, addresses) are
  * kept once, the rest as numbers. Two uses:
- * - the hop from the server thread to the embedded writer thread: posting an array of objects makes the
- *   structured clone copy every field of every click, while typed arrays are transferred, not copied;
+ * - the hop from the server thread to the embedded writer thread (packed, see PackedClicks): posting an array
+ *   of objects makes the structured clone copy every field of every click, while typed arrays are transferred;
  * - the body of a Redis stream entry (clicksToJson): a few times smaller than the events as JSON, so the
  *   redirector serialises, Redis stores and the consumer parses that much less.
  */
@@ -67,6 +67,37 @@ export function decodeClicks(c: ClickColumns): ClickEvent[] {
     };
   }
   return out;
+}
+
+/**
+ * The columns with every string (click ids, then the string table) in one: the text and each part's length.
+ * Posting a batch to a thread this way clones one string instead of a thousand, which took the server thread's
+ * postMessage from about 1.6 µs per click to a small fraction of that; the typed arrays are transferred.
+ */
+export interface PackedClicks {
+  text: string;
+  lengths: Int32Array;
+  count: number;
+  ts: Float64Array;
+  fields: Int32Array;
+}
+
+export function packClicks(events: ClickEvent[]): { packed: PackedClicks; transfer: ArrayBuffer[] } {
+  const { columns, transfer } = encodeClicks(events);
+  const parts = columns.ids.concat(columns.strings);
+  const lengths = new Int32Array(parts.length);
+  for (let i = 0; i < parts.length; i++) lengths[i] = parts[i]!.length;
+  return {
+    packed: { text: parts.join(""), lengths, count: events.length, ts: columns.ts, fields: columns.fields },
+    transfer: [...transfer, lengths.buffer],
+  };
+}
+
+export function unpackClicks(p: PackedClicks): ClickEvent[] {
+  const parts = new Array<string>(p.lengths.length);
+  let at = 0;
+  for (let i = 0; i < parts.length; i++) parts[i] = p.text.slice(at, (at += p.lengths[i]!));
+  return decodeClicks({ ids: parts.slice(0, p.count), ts: p.ts, fields: p.fields, strings: parts.slice(p.count) });
 }
 
 /** Marks the column form of a stream entry body (an array is the older form: one object per event). */

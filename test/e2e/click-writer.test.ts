@@ -109,7 +109,7 @@ describe("ClickWriterThread", () => {
     try {
       const before = (await store.getStats(linkId, 0)).total;
       // Something the thread cannot read (a bug in the sender) makes it throw outside its own error handling.
-      (writer as unknown as { worker: Worker }).worker.postMessage({ type: "clicks", columns: null });
+      (writer as unknown as { worker: Worker }).worker.postMessage({ type: "clicks", clicks: null });
       const deadline = Date.now() + 10_000;
       while (writer.restarts === 0 && Date.now() < deadline) await Bun.sleep(25);
       expect(writer.restarts).toBe(1);

@@ -1,6 +1,6 @@
 /** The column encoding of click batches (server thread → embedded writer thread) loses nothing. */
 import { describe, expect, test } from "bun:test";
-import { clicksFromJson, clicksToJson, decodeClicks, encodeClicks } from "../../shared/clicks/columns.ts";
+import { clicksFromJson, clicksToJson, decodeClicks, encodeClicks, packClicks, unpackClicks } from "../../shared/clicks/columns.ts";
 import type { ClickEvent } from "../../shared/ports.ts";
 
 const base: ClickEvent = { id: "a-1", linkId: "L1", ts: 1_893_499_200_123, ua: "Mozilla/5.0", ip: "8.8.8.8", country: null, referrer: null, variant: null };
@@ -27,6 +27,20 @@ describe("encodeClicks / decodeClicks", () => {
     const events = Array.from({ length: 500 }, (_, i) => ({ ...base, id: `a-${i}` }));
     const { columns } = encodeClicks(events);
     expect(columns.strings).toEqual(["L1", "Mozilla/5.0", "8.8.8.8"]);
+  });
+});
+
+describe("packClicks / unpackClicks (the writer thread hop)", () => {
+  test.each(cases)("round-trips %s through a real structured clone", (_name, events) => {
+    const { packed, transfer } = packClicks(events);
+    expect(transfer.length).toBe(3);
+    expect(typeof packed.text).toBe("string");
+    expect(unpackClicks(structuredClone(packed, { transfer }))).toEqual(events);
+  });
+
+  test("keeps strings apart whatever they contain (lengths, not separators)", () => {
+    const odd = [{ ...base, id: "x", ua: "a\nb\u0000c", referrer: "" }, { ...base, id: "", ua: "\n", referrer: "𝒳" }];
+    expect(unpackClicks(packClicks(odd).packed)).toEqual(odd);
   });
 });
 
