@@ -66,6 +66,8 @@ export class LinkCache {
     this.hotTimeout = o.hotTimeoutMs ?? 150;
     this.backfillTtl = o.backfillTtlMs ?? 10_000;
     hot.onLinkInvalidated((key) => this.invalidate(key));
+    // Change notifications published while Redis was unreachable never arrive: re-read every cached link.
+    hot.onResubscribed(() => this.expireAll());
   }
 
   /** The cached link (or null for a known-unknown slug) when fresh, else undefined. Never awaits. */

@@ -16,7 +16,6 @@ import { observeRedirector } from "./observe.ts";
 
 const STOP_GRACE_MS = 5_000;
 const CLICK_DRAIN_MS = 10_000;
-const REDIS_WATCH_MS = 1_000;
 
 function loadScaleConfig(): Config {
   try {
@@ -62,21 +61,8 @@ const server = Bun.serve({
     return new Response("Internal error", { status: 500 });
   },
 });
-// Change notifications published while Redis was unreachable never arrive: once Redis (and the subscription)
-// answers again, every cached link is re-read on its next request.
-let redisReachable = true;
-let probing = false;
-const redisWatch = setInterval(() => {
-  if (probing) return;
-  probing = true;
-  hot.ping().then(
-    () => {
-      if (!redisReachable) redirector.cache.expireAll();
-      redisReachable = true;
-    },
-    () => (redisReachable = false),
-  ).finally(() => (probing = false));
-}, REDIS_WATCH_MS);
+// Change notifications published while Redis was unreachable never arrive: once the subscription is back,
+// the link cache re-reads every cached link (LinkCache, HotState.onResubscribed).
 
 console.log(`clink redirector listening on port ${server.port} for ${config.baseUrl}; data: ${description}`);
 
@@ -85,7 +71,6 @@ async function shutdown() {
   if (stopping) return;
   stopping = true;
   ops.probes.markStopping();
-  clearInterval(redisWatch);
   // Idle keep-alive connections close at once; a request still running after the grace period is cut.
   let timer: ReturnType<typeof setTimeout> | undefined;
   await Promise.race([server.stop(), new Promise((r) => (timer = setTimeout(r, STOP_GRACE_MS)))]);

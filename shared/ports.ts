@@ -184,6 +184,12 @@ export interface HotState {
   /** Drops the cached link and tells every process (redirectors) to drop its in-process copy. */
   invalidateLink(key: string): Promise<void>;
   onLinkInvalidated(listener: (key: string) => void): void;
+  /**
+   * Called once the subscriptions are in place again after they were interrupted (Redis restarted, the
+   * connection dropped): notifications published meanwhile are lost, so whatever was cached on their account
+   * must be re-read. In-process state never loses one and never calls it.
+   */
+  onResubscribed(listener: () => void): void;
 
   /**
    * One atomic step: if the link's counter is below `max`, increments it and returns the new count;

@@ -104,6 +104,31 @@ describe("Redis HotState specifics", () => {
     }
   });
 
+  test("after the subscriber connection drops, onResubscribed fires once it is subscribed again, and later invalidations arrive", async () => {
+    const h = createRedisHotState({ url, prefix });
+    const admin = new Redis(url, { maxRetriesPerRequest: 1 });
+    try {
+      const invalidated: string[] = [];
+      let resubscribed = 0;
+      h.onLinkInvalidated((key) => invalidated.push(key));
+      h.onResubscribed(() => resubscribed++);
+      await waitUntil(() => h.ping().then(() => true, () => false));
+      await h.invalidateLink("d/before");
+      await waitUntil(async () => invalidated.includes("d/before"));
+      expect(resubscribed).toBe(0); // the first connection is not a reconnect
+
+      // Messages published while the connection is down are lost: that is what the callback reports.
+      expect(await admin.client("KILL", "TYPE", "pubsub")).toBeGreaterThan(0);
+      await waitUntil(async () => resubscribed === 1);
+      await h.invalidateLink("d/after");
+      await waitUntil(async () => invalidated.includes("d/after"));
+      expect(resubscribed).toBe(1);
+    } finally {
+      admin.disconnect();
+      await h.close();
+    }
+  });
+
   test("fails fast while Redis is down and recovers by itself when it is back", async () => {
     const port = 20_000 + Math.floor(Math.random() * 20_000);
     const args = ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"];

@@ -53,6 +53,9 @@ export class MemoryHotState implements HotState {
     this.invalidationListeners.push(listener);
   }
 
+  /** In-process notifications cannot be missed. */
+  onResubscribed(_listener: () => void) {}
+
   async takeHit(linkId: string, max: number, seed: () => Promise<number>): Promise<number> {
     if (!this.hits.has(linkId)) {
       // Concurrent first clicks share one seed read, then all increment the same counter.

@@ -122,6 +122,7 @@ export class RedisHotState implements HotState {
   /** Channels (full names) and their listeners; one subscriber connection serves them all. */
   private readonly listeners = new Map<string, ((message: string) => void)[]>();
   private subscribed: Promise<unknown> = Promise.resolve();
+  private readonly resubscribedListeners: (() => void)[] = [];
   /** Until the first connection attempt settles, commands wait for it instead of failing. */
   private boot: Promise<void> | null;
   /** One seed read per link per process, however many clicks arrive together. */
@@ -200,6 +201,11 @@ export class RedisHotState implements HotState {
 
   onLinkInvalidated(listener: (key: string) => void): void {
     this.listen(this.invalidateChannel, listener);
+  }
+
+  onResubscribed(listener: () => void): void {
+    this.resubscribedListeners.push(listener);
+    this.subscriberConnection();
   }
 
   async takeHit(linkId: string, max: number, seed: () => Promise<number>): Promise<number> {
@@ -378,13 +384,30 @@ export class RedisHotState implements HotState {
     });
     // On every (re)connect, subscribe everything again: ioredis resubscribes what it knew, but a SUBSCRIBE
     // that failed while the connection was down would otherwise be lost. Duplicates are harmless.
+    // After a reconnect, the listeners hear that messages may have been lost, once the subscriptions are back
+    // (so nothing published from then on is missed either).
+    let connectedBefore = false;
     sub.on("ready", () => {
-      this.subscribed = sub.subscribe(...this.listeners.keys());
-      this.subscribed.catch(() => {});
+      const channels = [...this.listeners.keys()];
+      const subscribed = channels.length > 0 ? sub.subscribe(...channels) : Promise.resolve();
+      this.subscribed = subscribed;
+      subscribed.catch(() => {});
+      if (connectedBefore) subscribed.then(() => this.notifyResubscribed(), () => {});
+      connectedBefore = true;
     });
     sub.on("error", () => {});
     this.subscriber = sub;
     return sub;
+  }
+
+  private notifyResubscribed(): void {
+    for (const l of this.resubscribedListeners) {
+      try {
+        l();
+      } catch (err) {
+        this.onError(err instanceof Error ? err : new Error(String(err)));
+      }
+    }
   }
 
   /** Checks the command connection and, when listeners exist, that their subscriptions are in place. */
