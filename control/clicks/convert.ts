@@ -18,6 +18,20 @@ export function toStoredClick(e: ClickEvent, countryLookup: CountryLookup | null
 }
 
 /**
+ * A lookup that answers each distinct address once, for one batch: a batch's clicks mostly come from few
+ * addresses, and a database lookup costs more than a Map hit. Made per batch, so it never grows.
+ */
+export function batchCountryLookup(lookup: CountryLookup | null): CountryLookup | null {
+  if (!lookup) return null;
+  const seen = new Map<string, string | null>();
+  return (ip) => {
+    let country = seen.get(ip);
+    if (country === undefined) seen.set(ip, (country = lookup(ip)));
+    return country;
+  };
+}
+
+/**
  * A click the store will never accept (bad data), as opposed to anything else, which is retried: Postgres
  * SQLSTATE classes 22 (data exception) and 23 (constraint), SQLite's equivalents, or a conversion bug.
  */

@@ -8,7 +8,7 @@ import { SqliteLinkStore } from "../../shared/adapters/sqlite/link-store.ts";
 import { openCountryLookup, type CountryLookup } from "../../shared/facts/geo.ts";
 import type { StoredClick } from "../../shared/ports.ts";
 import { unpackClicks, type PackedClicks } from "../../shared/clicks/columns.ts";
-import { isRefusal, toStoredClick } from "./convert.ts";
+import { batchCountryLookup, isRefusal, toStoredClick } from "./convert.ts";
 
 export type WorkerRequest =
   | { type: "open"; id: number; file: string; geoipDb: string | undefined }
@@ -42,14 +42,8 @@ const message = (err: unknown) => (err instanceof Error ? err.message : String(e
  * looked up once; User-Agents repeat as the same string of the batch's table, a cheap hit in classifyUserAgent's cache.
  */
 function storedClicksOf(clicks: PackedClicks): StoredClick[] {
-  const countries = new Map<string, string | null>();
-  const lookup = countryLookup;
-  const cachedLookup = lookup && ((ip: string) => {
-    let country = countries.get(ip);
-    if (country === undefined) countries.set(ip, (country = lookup(ip)));
-    return country;
-  });
-  return unpackClicks(clicks).map((e) => toStoredClick(e, cachedLookup));
+  const lookup = batchCountryLookup(countryLookup);
+  return unpackClicks(clicks).map((e) => toStoredClick(e, lookup));
 }
 
 /** Writes; returns how many clicks the store refused for good. Throws on an outage. */

@@ -118,7 +118,7 @@ describe("Redis HotState specifics", () => {
       expect(resubscribed).toBe(0); // the first connection is not a reconnect
 
       // Messages published while the connection is down are lost: that is what the callback reports.
-      expect(await admin.client("KILL", "TYPE", "pubsub")).toBeGreaterThan(0);
+      expect(Number(await admin.call("CLIENT", "KILL", "TYPE", "pubsub"))).toBeGreaterThan(0);
       await waitUntil(async () => resubscribed === 1);
       await h.invalidateLink("d/after");
       await waitUntil(async () => invalidated.includes("d/after"));

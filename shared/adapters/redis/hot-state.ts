@@ -276,14 +276,15 @@ export class RedisHotState implements HotState {
    * quiet spell overshoots `max` by a few batches at worst). A step never splits an entry.
    */
   private async readFromGroup(c: Client, consumer: string, max: number): Promise<QueuedClick[]> {
-    const out: QueuedClick[] = [];
-    let entries = 0;
+    const entriesRead: EntryClicks[] = [];
+    let clicks = 0;
     const take = (raw: RawEntry[]) => {
-      const got = this.unpackEntries(c, raw);
-      out.push(...got.clicks);
-      entries += got.entries;
+      for (const entry of this.unpackEntries(c, raw)) {
+        entriesRead.push(entry);
+        clicks += entry.clicks.length;
+      }
     };
-    const count = () => Math.max(1, Math.ceil((max - out.length) / this.clicksPerEntry));
+    const count = () => Math.max(1, Math.ceil((max - clicks) / this.clicksPerEntry));
     const read = async (from: "0" | ">") => {
       const reply = await c.xreadgroup("GROUP", GROUP, consumer, "COUNT", count(), "STREAMS", this.streamKey, from);
       take(streamEntries(reply));
@@ -292,36 +293,36 @@ export class RedisHotState implements HotState {
     await read("0");
     // 2. Now and then, what a dead consumer left behind.
     const now = Date.now();
-    if (out.length < max && now - this.lastClaimAt >= Math.min(5_000, this.claimIdleMs / 4)) {
+    if (clicks < max && now - this.lastClaimAt >= Math.min(5_000, this.claimIdleMs / 4)) {
       this.lastClaimAt = now;
       const claimed = await c.xautoclaim(this.streamKey, GROUP, consumer, this.claimIdleMs, "0-0", "COUNT", count());
       take((claimed as [next: string, entries: RawEntry[]])[1]);
     }
     // 3. New clicks, without blocking: the consumer loop paces itself.
-    if (out.length < max) await read(">");
-    if (entries > 0) this.clicksPerEntry = Math.max(MIN_CLICKS_PER_ENTRY, out.length / entries);
-    return out.sort((a, b) => compareClickIds(a.id, b.id));
+    if (clicks < max) await read(">");
+    if (entriesRead.length > 0) this.clicksPerEntry = Math.max(MIN_CLICKS_PER_ENTRY, clicks / entriesRead.length);
+    // Stream order across the three reads; an entry's clicks are in batch order already.
+    entriesRead.sort((a, b) => compareStreamIds(a.id, b.id));
+    return entriesRead.flatMap((e) => e.clicks);
   }
 
   /**
    * One QueuedClick per event of each entry (a batch, or a single event in the older `e` format). Entries
    * whose body is gone (trimmed while pending) or unreadable are acknowledged and skipped.
    */
-  private unpackEntries(c: Client, raw: RawEntry[]): { clicks: QueuedClick[]; entries: number } {
-    const clicks: QueuedClick[] = [];
+  private unpackEntries(c: Client, raw: RawEntry[]): EntryClicks[] {
+    const out: EntryClicks[] = [];
     const gone: string[] = [];
-    let entries = 0;
     for (const [id, fields] of raw) {
       const events = fields ? entryEvents(fields) : undefined;
       if (!events) {
         gone.push(id); // a poison entry must not block the queue forever
         continue;
       }
-      entries++;
-      events.forEach((event, i) => clicks.push({ id: `${id}:${i}`, event }));
+      out.push({ id, clicks: events.map((event, i) => ({ id: `${id}:${i}`, event })) });
     }
     if (gone.length) this.scripts.clinkAck(this.streamKey, this.counterKey, GROUP, ...gone).catch(() => {});
-    return { clicks, entries };
+    return out;
   }
 
   private async ensureGroup(c: Client): Promise<void> {
@@ -468,11 +469,16 @@ function entryIdOf(clickId: string): string {
   return colon < 0 ? clickId : clickId.slice(0, colon);
 }
 
-/** Stream order, then position in the batch. */
-function compareClickIds(a: string, b: string): number {
-  const [ams, aseq, ai] = a.split(/[-:]/).map(Number);
-  const [bms, bseq, bi] = b.split(/[-:]/).map(Number);
-  return ams - bms || aseq - bseq || (ai ?? 0) - (bi ?? 0);
+/** The clicks of one stream entry, each with its queue id `<entry id>:<index>`. */
+interface EntryClicks {
+  id: string;
+  clicks: QueuedClick[];
+}
+
+/** Stream order of two entry ids `<ms>-<seq>` (compared per entry, not per click). */
+function compareStreamIds(a: string, b: string): number {
+  const ad = a.indexOf("-"), bd = b.indexOf("-");
+  return Number(a.slice(0, ad)) - Number(b.slice(0, bd)) || Number(a.slice(ad + 1)) - Number(b.slice(bd + 1));
 }
 
 /** Redis answered with an error that means "not now" rather than "your command is wrong". */
