@@ -62,7 +62,8 @@ export class ClickBuffer {
    * failure the clicks stay buffered (in order) and a retry is scheduled.
    */
   flush(): Promise<void> {
-    return this.send(true);
+    // A send in flight may be one that leaves a partial batch behind: everything goes once it is done.
+    return this.flushing ? this.flushing.then(() => this.send(true)) : this.send(true);
   }
 
   /**

@@ -63,6 +63,15 @@ describe("ClickBuffer", () => {
     expect(b.size).toBe(0);
   });
 
+  test("flush() while a full batch is in flight also hands over the partial one behind it", async () => {
+    const q = recordingQueue(20);
+    const b = new ClickBuffer(q, { batchSize: 4, flushMs: 10_000 });
+    for (let i = 1; i <= 6; i++) b.push(click(i)); // 1-4 in flight, 5-6 would wait for the timer
+    await b.flush();
+    expect(q.batches).toEqual([ids(1, 4), ids(5, 6)]);
+    expect(b.size).toBe(0);
+  });
+
   test("a failed batch stays buffered in order and is retried; drain() delivers it once the queue is back", async () => {
     const q = recordingQueue();
     const b = new ClickBuffer(q, { batchSize: 2, flushMs: 10 });
