@@ -691,6 +691,20 @@ export function runLinkStoreContract(
         expect((await store.getStats(link.id, 0)).total).toBe(3);
       });
 
+      test("large batches: new clicks are all counted, and known ones among them are not (also in full chunks)", async () => {
+        const link = await newLink();
+        const first = Array.from({ length: 150 }, () => click(link.id));
+        await store.recordClicks(first);
+        expect((await store.getStats(link.id, 0)).total).toBe(150);
+        // 100 known clicks spread over 250 (adapters may insert in chunks: every chunk holds some of each).
+        const later = Array.from({ length: 150 }, () => click(link.id));
+        const mixed = later.flatMap((c, i) => (i < 100 ? [first[i]!, c] : [c]));
+        await store.recordClicks(mixed);
+        await store.recordClicks([...first.slice(100), ...first.slice(100)]);
+        expect((await store.getLinkById(link.id))?.hits).toBe(300);
+        expect((await store.getStats(link.id, 0)).total).toBe(300);
+      });
+
       test("the same batch delivered twice concurrently is counted once", async () => {
         const link = await newLink();
         const batch = Array.from({ length: 20 }, () => click(link.id));

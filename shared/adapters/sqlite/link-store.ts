@@ -129,6 +129,12 @@ const isUniqueViolation = (err: unknown) =>
 
 /** Ids per `IN (…)` list (links of a click batch, rows of an insert): far below SQLite's 32,766 variables. */
 const CLICK_CHUNK = 512;
+/** Clicks per multi-row INSERT (9 parameters each, well under SQLite's limit of 32,766). */
+const CLICK_ROWS = 64;
+const CLICK_COLUMNS = "(id, link_id, ts, country, device, browser, os, referrer, variant)";
+const INSERT_CLICK_ROW = `INSERT INTO clicks ${CLICK_COLUMNS} VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (link_id, ts, id) DO NOTHING`;
+const INSERT_CLICK_ROWS = `INSERT INTO clicks ${CLICK_COLUMNS} VALUES ${Array(CLICK_ROWS).fill("(?, ?, ?, ?, ?, ?, ?, ?, ?)").join(", ")}
+  ON CONFLICT (link_id, ts, id) DO NOTHING`;
 
 export class SqliteLinkStore implements LinkStore {
   private readonly db: Database;
@@ -407,22 +413,19 @@ export class SqliteLinkStore implements LinkStore {
           for (const r of found) live.add(r.id);
         }
         const wanted = live.size === linkIds.length ? clicks : clicks.filter((c) => live.has(c.linkId));
-        // One prepared single-row statement per click: cheaper here than multi-row VALUES with RETURNING, and
-        // `changes` tells a new click from one already stored (a redelivered batch, or a repeat within it).
-        const insert = this.st(
-          `INSERT INTO clicks (id, link_id, ts, country, device, browser, os, referrer, variant)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (link_id, ts, id) DO NOTHING`,
-        );
         const cells = new Map<string, { c: StoredClick; hour: number; n: number }>();
         const hits = new Map<string, number>();
-        for (const c of wanted) {
-          if (insert.run(c.id, c.linkId, c.ts, c.country, c.device, c.browser, c.os, c.referrer, c.variant).changes === 0) continue;
+        const count = (c: StoredClick) => {
           const hour = hourStart(c.ts);
           const key = `${c.linkId}\u0001${hour}\u0001${c.device}\u0001${c.browser}\u0001${c.country ?? NO_COUNTRY}\u0001${c.variant}`;
           const cell = cells.get(key);
           if (cell) cell.n++;
           else cells.set(key, { c, hour, n: 1 });
           hits.set(c.linkId, (hits.get(c.linkId) ?? 0) + 1);
+        };
+        for (let i = 0; i < wanted.length; i += CLICK_ROWS) {
+          const chunk = wanted.slice(i, i + CLICK_ROWS);
+          for (const c of this.insertNewClicks(chunk)) count(c);
         }
         const rollup = this.st(
           `INSERT INTO click_rollups (link_id, hour, device, browser, country, variant, clicks)
@@ -436,6 +439,29 @@ export class SqliteLinkStore implements LinkStore {
         for (const [linkId, n] of hits) bump.run(n, linkId);
       })
       .immediate();
+  }
+
+  /**
+   * Inserts the clicks and returns those that were new (a redelivered click is already stored and must not be
+   * counted twice). A full chunk goes in as one multi-row statement, about a third cheaper per click than one
+   * statement each; when it reports fewer rows than it was given, it is undone and the chunk goes in row by
+   * row, where `changes` tells each new click from a known one. Runs inside recordClicks' transaction.
+   */
+  private insertNewClicks(chunk: StoredClick[]): StoredClick[] {
+    const row = (c: StoredClick) => [c.id, c.linkId, c.ts, c.country, c.device, c.browser, c.os, c.referrer, c.variant] as const;
+    if (chunk.length === CLICK_ROWS) {
+      const args: (string | number | null)[] = [];
+      for (const c of chunk) args.push(...row(c));
+      this.st("SAVEPOINT click_rows").run();
+      if (this.st(INSERT_CLICK_ROWS).run(...args).changes === chunk.length) {
+        this.st("RELEASE click_rows").run();
+        return chunk;
+      }
+      this.st("ROLLBACK TO click_rows").run();
+      this.st("RELEASE click_rows").run();
+    }
+    const insert = this.st(INSERT_CLICK_ROW);
+    return chunk.filter((c) => insert.run(...row(c)).changes > 0);
   }
 
   // --- operations: readiness, export, import ---------------------------------------------------------
