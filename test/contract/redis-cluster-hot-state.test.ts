@@ -2,8 +2,8 @@
  * The HotState contract against a Redis Cluster (REDIS_CLUSTER_NODES, default 127.0.0.1:7001-7003; start one
  * with scripts/redis-cluster.sh). An unreachable cluster fails this file, it is never skipped.
  */
-import { beforeEach } from "bun:test";
-import { Cluster } from "ioredis";
+import { beforeEach, describe, expect, test } from "bun:test";
+import { Cluster, Redis } from "ioredis";
 import { createRedisHotState } from "../../shared/adapters/redis/hot-state.ts";
 import { runHotStateContract } from "./hot-state.contract.ts";
 
@@ -45,3 +45,38 @@ runHotStateContract(
   },
   deleteTestKeys,
 );
+
+describe("Redis Cluster HotState specifics", () => {
+  test("after the subscriber's connection drops, onResubscribed fires once it is subscribed again, and later invalidations arrive", async () => {
+    const h = createRedisHotState({ clusterNodes, prefix });
+    const admins = clusterNodes.map((n) => new Redis(n.port, n.host, { maxRetriesPerRequest: 1 }));
+    try {
+      const invalidated: string[] = [];
+      let resubscribed = 0;
+      h.onLinkInvalidated((key) => invalidated.push(key));
+      h.onResubscribed(() => resubscribed++);
+      await until(() => h.ping().then(() => true, () => false));
+      await h.invalidateLink("d/before");
+      await until(async () => invalidated.includes("d/before"));
+      expect(resubscribed).toBe(0);
+
+      let killed = 0;
+      for (const a of admins) killed += Number(await a.call("CLIENT", "KILL", "TYPE", "pubsub"));
+      expect(killed).toBeGreaterThan(0);
+      await until(async () => resubscribed >= 1);
+      await h.invalidateLink("d/after");
+      await until(async () => invalidated.includes("d/after"));
+    } finally {
+      for (const a of admins) a.disconnect();
+      await h.close();
+    }
+  });
+});
+
+async function until(check: () => Promise<boolean>, ms = 5_000) {
+  const deadline = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error("condition not met in time");
+    await Bun.sleep(20);
+  }
+}

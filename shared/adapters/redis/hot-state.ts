@@ -113,6 +113,7 @@ return math.max(n, len)`;
 
 /** Lower bound of the clicks-per-entry estimate that sizes a read (see readFromGroup). */
 const MIN_CLICKS_PER_ENTRY = 64;
+const CLUSTER_SUBSCRIBER_CHECK_MS = 500;
 
 export class RedisHotState implements HotState {
   private readonly client: Client;
@@ -123,6 +124,8 @@ export class RedisHotState implements HotState {
   private readonly listeners = new Map<string, ((message: string) => void)[]>();
   private subscribed: Promise<unknown> = Promise.resolve();
   private readonly resubscribedListeners: (() => void)[] = [];
+  private clusterWatch: ReturnType<typeof setInterval> | null = null;
+  private clusterFirstSubscribed: (() => void) | null = null;
   /** Until the first connection attempt settles, commands wait for it instead of failing. */
   private boot: Promise<void> | null;
   /** One seed read per link per process, however many clicks arrive together. */
@@ -367,7 +370,7 @@ export class RedisHotState implements HotState {
     this.listeners.set(channel, [listener]);
     // The subscriber keeps an offline queue: SUBSCRIBE waits for its connection; nothing hot waits on it.
     this.subscribed = this.subscriberConnection().subscribe(channel);
-    this.subscribed.catch(() => {});
+    this.subscribed.then(() => this.clusterFirstSubscribed?.(), () => {});
   }
 
   private subscriberConnection(): Client {
@@ -397,8 +400,35 @@ export class RedisHotState implements HotState {
       connectedBefore = true;
     });
     sub.on("error", () => {});
+    if (sub instanceof Cluster) this.watchClusterSubscriber(sub);
     this.subscriber = sub;
     return sub;
+  }
+
+  /**
+   * A Cluster client never emits "ready" again when its pub/sub connection drops: ioredis' ClusterSubscriber
+   * opens a new connection to some node and subscribes the channels again, silently. That replacement is a new
+   * connection object, so it is looked for twice a second, and reported once its channels are subscribed
+   * (ClusterSubscriber marks that by making it `lastActiveSubscriber`). ioredis is pinned (6.0.0); the Cluster
+   * contract test drops the connection and fails should these internals change.
+   */
+  private watchClusterSubscriber(sub: Cluster): void {
+    const internals = () => (sub as unknown as { subscriber?: { subscriber?: unknown; lastActiveSubscriber?: unknown } }).subscriber;
+    let seen: unknown = undefined;
+    const check = (report: boolean) => {
+      if (!report && seen !== undefined) return;
+      const cs = internals();
+      const active = cs?.subscriber;
+      if (!active || cs.lastActiveSubscriber !== active || active === seen) return;
+      const reconnect = seen !== undefined;
+      seen = active;
+      if (reconnect && report) this.notifyResubscribed();
+    };
+    // The first connection is taken as it is once a SUBSCRIBE on it is answered (listen), so that a drop soon
+    // after is not mistaken for the first connection.
+    this.clusterFirstSubscribed = () => check(false);
+    this.clusterWatch = setInterval(() => check(true), CLUSTER_SUBSCRIBER_CHECK_MS);
+    this.clusterWatch.unref?.();
   }
 
   private notifyResubscribed(): void {
@@ -430,6 +460,7 @@ export class RedisHotState implements HotState {
   }
 
   async close(): Promise<void> {
+    if (this.clusterWatch) clearInterval(this.clusterWatch);
     this.subscriber?.disconnect();
     // QUIT lets replies in flight arrive; a Redis that does not answer must not hold up shutdown.
     let timer: ReturnType<typeof setTimeout> | undefined;
