@@ -409,8 +409,8 @@ export class RedisHotState implements HotState {
    * A Cluster client never emits "ready" again when its pub/sub connection drops: ioredis' ClusterSubscriber
    * opens a new connection to some node and subscribes the channels again, silently. That replacement is a new
    * connection object, so it is looked for twice a second, and reported once its channels are subscribed
-   * (ClusterSubscriber marks that by making it `lastActiveSubscriber`). ioredis is pinned to 6.0.0 for this; the Cluster
-   * contract test drops the connection and fails should these internals change.
+   * (ClusterSubscriber marks that by making it `lastActiveSubscriber`). ioredis is pinned to 6.0.0 for this;
+   * the Cluster contract test drops the connection and fails should these internals change.
    */
   private watchClusterSubscriber(sub: Cluster): void {
     const internals = () => (sub as unknown as { subscriber?: { subscriber?: unknown; lastActiveSubscriber?: unknown } }).subscriber;
