@@ -8,6 +8,7 @@ import { Redis } from "ioredis";
 import { AppError } from "../../shared/errors.ts";
 import { createRedisHotState } from "../../shared/adapters/redis/hot-state.ts";
 import { runHotStateContract } from "./hot-state.contract.ts";
+import { dropSubscriberAndRecover, waitUntil } from "./resubscribe.ts";
 
 const url = process.env.REDIS_URL_TEST || process.env.REDIS_URL || "redis://127.0.0.1:6379";
 const prefixes: string[] = [];
@@ -108,21 +109,7 @@ describe("Redis HotState specifics", () => {
     const h = createRedisHotState({ url, prefix });
     const admin = new Redis(url, { maxRetriesPerRequest: 1 });
     try {
-      const invalidated: string[] = [];
-      let resubscribed = 0;
-      h.onLinkInvalidated((key) => invalidated.push(key));
-      h.onResubscribed(() => resubscribed++);
-      await waitUntil(() => h.ping().then(() => true, () => false));
-      await h.invalidateLink("d/before");
-      await waitUntil(async () => invalidated.includes("d/before"));
-      expect(resubscribed).toBe(0); // the first connection is not a reconnect
-
-      // Messages published while the connection is down are lost: that is what the callback reports.
-      expect(Number(await admin.call("CLIENT", "KILL", "TYPE", "pubsub"))).toBeGreaterThan(0);
-      await waitUntil(async () => resubscribed === 1);
-      await h.invalidateLink("d/after");
-      await waitUntil(async () => invalidated.includes("d/after"));
-      expect(resubscribed).toBe(1);
+      expect(await dropSubscriberAndRecover(h, [admin])).toBe(1);
     } finally {
       admin.disconnect();
       await h.close();
@@ -161,11 +148,3 @@ afterAll(async () => {
   // The last contract cleanup ran before the specifics; sweep their keys too.
   await deleteTestKeys();
 });
-
-async function waitUntil(check: () => Promise<boolean>, ms = 5_000) {
-  const deadline = performance.now() + ms;
-  while (!(await check())) {
-    if (performance.now() > deadline) throw new Error(`not within ${ms} ms`);
-    await Bun.sleep(50);
-  }
-}
