@@ -64,7 +64,16 @@ export async function settle(ctx: Ctx, pids: number[]): Promise<number> {
 }
 
 export async function interleave(ctx: Ctx, generator: Generator, reference: Contender, subject: Contender): Promise<Comparison> {
-  const all = [...new Set([...reference.spec.serverPids, ...subject.spec.serverPids])];
+  return (await interleaveSubjects(ctx, generator, reference, [subject]))[0]!;
+}
+
+/**
+ * Several subjects against one reference, in turns A B C A B C …: each round's subjects are divided by the
+ * reference run just before them, so a subject that only serves as a yardstick for another (the floor under
+ * case 1) costs its own runs but no extra reference runs.
+ */
+export async function interleaveSubjects(ctx: Ctx, generator: Generator, reference: Contender, subjects: Contender[]): Promise<Comparison[]> {
+  const all = [...new Set([...reference.spec.serverPids, ...subjects.flatMap((s) => s.spec.serverPids)])];
   const idle = (pids = all) => settle(ctx, pids);
   const warm = (c: Contender) => ({ ...c.spec, durationS: ctx.opts.warmupS });
   await idle();
@@ -76,44 +85,55 @@ export async function interleave(ctx: Ctx, generator: Generator, reference: Cont
     ctx.warmed.add(refKey);
     await idle();
   }
-  const warmSub = await ctx.load(warm(subject), generator);
-  await idle();
-  const rounds: Round[] = [];
+  const out: Comparison[] = [];
+  for (const subject of subjects) {
+    out.push({ generator, warmup: { reference: warmRef, subject: await ctx.load(warm(subject), generator) }, rounds: [] });
+    await idle();
+  }
   for (let i = 0; i < ctx.opts.rounds; i++) {
     const a = await ctx.load(reference.spec, generator);
     await idle();
-    await subject.aroundRun?.before();
-    const cpuBefore = subject.spec.serverPids.map((p) => processCpuSeconds(p) ?? 0);
-    const services = subject.services ? await subject.services() : [];
-    const serviceBefore = services.map((x) => processCpuSeconds(x.pid) ?? 0);
-    const b = await ctx.load(subject.spec, generator);
-    await subject.aroundRun?.after(b);
-    // Only the subject can still be busy (writing its clicks): the time it takes is the drain.
-    const drainMs = await idle(subject.spec.serverPids);
-    const perProcess = subject.spec.serverPids.map((p, j) => (((processCpuSeconds(p) ?? 0) - cpuBefore[j]) * 1e6) / Math.max(1, b.requests));
-    const cpuUs = perProcess.reduce((x, y) => x + y, 0);
-    const names = subject.processNames;
-    let serviceCpu: Record<string, number> | undefined;
-    if (services.length) {
-      serviceCpu = {};
-      services.forEach((x, j) => {
-        const us = (((processCpuSeconds(x.pid) ?? serviceBefore[j]) - serviceBefore[j]) * 1e6) / Math.max(1, b.requests);
-        serviceCpu![x.name] = (serviceCpu![x.name] ?? 0) + us;
-      });
+    for (const [k, subject] of subjects.entries()) {
+      const round = await measureSubject(ctx, generator, subject, a, idle);
+      out[k]!.rounds.push(round);
+      const b = round.subject;
+      ctx.log(`  round ${i + 1}: ${reference.label} ${Math.round(a.rps)}/s, ${subject.label} ${Math.round(b.rps)}/s → ${b.rps / a.rps >= 0 ? (b.rps / a.rps).toFixed(3) : "?"}×` +
+        (round.subjectDrainMs > 500 ? ` (server busy ${round1(round.subjectDrainMs / 1000)} s after the run)` : ""));
     }
-    rounds.push({
-      reference: a,
-      subject: b,
-      ratio: b.rps / a.rps,
-      subjectDrainMs: drainMs,
-      subjectCpuUsPerRequest: cpuUs,
-      subjectCpuUsPerRequestByProcess: names ? Object.fromEntries(names.map((n, j) => [n, perProcess[j]])) : undefined,
-      serviceCpuUsPerRequest: serviceCpu,
-    });
-    ctx.log(`  round ${i + 1}: ${reference.label} ${Math.round(a.rps)}/s, ${subject.label} ${Math.round(b.rps)}/s → ${b.rps / a.rps >= 0 ? (b.rps / a.rps).toFixed(3) : "?"}×` +
-      (drainMs > 500 ? ` (server busy ${round1(drainMs / 1000)} s after the run)` : ""));
   }
-  return { generator, warmup: { reference: warmRef, subject: warmSub }, rounds };
+  return out;
+}
+
+/** One measured run of `subject`, against the reference run `a` just before it. */
+async function measureSubject(ctx: Ctx, generator: Generator, subject: Contender, a: LoadResult, idle: (pids?: number[]) => Promise<number>): Promise<Round> {
+  await subject.aroundRun?.before();
+  const cpuBefore = subject.spec.serverPids.map((p) => processCpuSeconds(p) ?? 0);
+  const services = subject.services ? await subject.services() : [];
+  const serviceBefore = services.map((x) => processCpuSeconds(x.pid) ?? 0);
+  const b = await ctx.load(subject.spec, generator);
+  await subject.aroundRun?.after(b);
+  // Only the subject can still be busy (writing its clicks): the time it takes is the drain.
+  const drainMs = await idle(subject.spec.serverPids);
+  const perProcess = subject.spec.serverPids.map((p, j) => (((processCpuSeconds(p) ?? 0) - cpuBefore[j]) * 1e6) / Math.max(1, b.requests));
+  const cpuUs = perProcess.reduce((x, y) => x + y, 0);
+  const names = subject.processNames;
+  let serviceCpu: Record<string, number> | undefined;
+  if (services.length) {
+    serviceCpu = {};
+    services.forEach((x, j) => {
+      const us = (((processCpuSeconds(x.pid) ?? serviceBefore[j]) - serviceBefore[j]) * 1e6) / Math.max(1, b.requests);
+      serviceCpu![x.name] = (serviceCpu![x.name] ?? 0) + us;
+    });
+  }
+  return {
+    reference: a,
+    subject: b,
+    ratio: b.rps / a.rps,
+    subjectDrainMs: drainMs,
+    subjectCpuUsPerRequest: cpuUs,
+    subjectCpuUsPerRequestByProcess: names ? Object.fromEntries(names.map((n, j) => [n, perProcess[j]])) : undefined,
+    serviceCpuUsPerRequest: serviceCpu,
+  };
 }
 
 function summarize(label: string, runs: LoadResult[], cpuUsPerRequest: number[]): Side {

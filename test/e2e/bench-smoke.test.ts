@@ -71,14 +71,14 @@ describe("npm run bench -- --smoke", () => {
   test("every case ran: no figure ended in an error", () => {
     const errors = report.figures.filter((f) => f.verdict === "error");
     expect(errors.map((f) => `${f.id}: ${f.reason}`)).toEqual([]);
-    const ids = ["redirect-embedded", "redirect-redis", "redirect-rules", "not-found-cached", "api-get", "bulk-embedded", "bulk-postgres", "stats-embedded", "stats-postgres", "peak-rss"];
+    const ids = ["redirect-embedded", "redirect-floor", "redirect-redis", "redirect-rules", "not-found-cached", "api-get", "bulk-embedded", "bulk-postgres", "stats-embedded", "stats-postgres", "peak-rss"];
     for (const id of ids) {
       expect(byId(id)).toBeDefined();
     }
   });
 
   test("throughput figures measured requests against the baseline and name their generator", () => {
-    for (const id of ["redirect-embedded", "redirect-rules", "not-found-cached", "api-get"]) {
+    for (const id of ["redirect-embedded", "redirect-floor", "redirect-rules", "not-found-cached", "api-get"]) {
       const f = byId(id)!;
       expect(f.subject?.rps).toBeGreaterThan(0);
       expect(Number.isFinite(f.ratio)).toBe(true);
