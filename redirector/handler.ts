@@ -101,6 +101,12 @@ export function createRedirector(deps: RedirectorDeps): Redirector {
     return clientIp(server.requestIP(req)?.address ?? null, readsForwardedFor ? req.headers.get("x-forwarded-for") : null);
   }
 
+  /**
+   * A click's address only feeds the country lookup (it is never stored), which takes any form Bun reports,
+   * IPv4-mapped included, so without trusted proxies the socket address goes as it is, not parsed per click.
+   */
+  const clickAddress = readsForwardedFor ? ipOf : (req: Request, server: Server<unknown>) => server.requestIP(req)?.address ?? null;
+
   const factsContext: FactsContext = { countryHeader: config.countryHeader, countryLookup: deps.countryLookup, ipOf };
   const makeFacts = (req: Request, server: Server<unknown>, method: RequestFacts["method"], unlocked: boolean) =>
     new LazyRequestFacts(factsContext, req, server, method, unlocked);
@@ -123,7 +129,7 @@ export function createRedirector(deps: RedirectorDeps): Redirector {
     if (known !== undefined) event.country = known;
     else {
       event.country = config.countryHeader ? countryFromHeader(req.headers.get(config.countryHeader)) : null;
-      if (event.country === null && deps.countryLookup) event.ip = ipOf(req, server);
+      if (event.country === null && deps.countryLookup) event.ip = clickAddress(req, server);
     }
     clicks.push(event);
     if (link.webhookUrl && link.webhookSecret) {

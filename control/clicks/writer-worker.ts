@@ -39,7 +39,7 @@ const message = (err: unknown) => (err instanceof Error ? err.message : String(e
 
 /**
  * The rows the store keeps (toStoredClick, as the scale-mode consumer does). Each distinct address of a batch is
- * looked up once; User-Agents repeat as the same string of the batch's table, a cheap hit in classifyUserAgent's cache.
+ * looked up once; a User-Agent seen before is a hit in classifyUserAgent's cache.
  */
 function storedClicksOf(clicks: PackedClicks): StoredClick[] {
   const lookup = batchCountryLookup(countryLookup);

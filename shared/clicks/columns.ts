@@ -1,9 +1,9 @@
 /**
- * A click batch as columns: the repeated strings of a batch (link ids, User-Agents, referrers, addresses) are
- * kept once, the rest as numbers. Two uses:
- * - the hop from the server thread to the embedded writer thread (packed, see PackedClicks): posting an array
- *   of objects makes the structured clone copy every field of every click, while typed arrays are transferred;
- * - the body of a Redis stream entry (clicksToJson): a few times smaller than the events as JSON, so the
+ * Click batches in compact forms, for two hops:
+ * - the server thread to the embedded writer thread (packClicks): posting an array of objects makes the
+ *   structured clone copy every field of every click, while one string and typed arrays go across cheaply;
+ * - the body of a Redis stream entry (clicksToJson): columns in which the repeated strings of a batch (link ids,
+ *   User-Agents, referrers, addresses) are kept once, a few times smaller than the events as JSON, so the
  *   redirector serialises, Redis stores and the consumer parses that much less.
  */
 import type { ClickEvent } from "../ports.ts";
@@ -11,22 +11,8 @@ import type { ClickEvent } from "../ports.ts";
 /** Per click, STRIDE int32 slots: indexes into `strings` (-1: null) and the A/B variant (-1: none). */
 const LINK = 0, UA = 1, IP = 2, COUNTRY = 3, REFERRER = 4, VARIANT = 5, STRIDE = 6;
 
-export interface ClickColumns {
-  ids: string[];
-  ts: Float64Array;
-  fields: Int32Array;
-  strings: string[];
-}
-
-export function encodeClicks(events: ClickEvent[]): { columns: ClickColumns; transfer: ArrayBuffer[] } {
-  const ts = new Float64Array(events.length);
-  const fields = new Int32Array(events.length * STRIDE);
-  const { ids, strings } = fillColumns(events, ts, fields);
-  return { columns: { ids, ts, fields, strings }, transfer: [ts.buffer, fields.buffer] };
-}
-
-/** Writes the events' numbers into `ts` and `fields` (typed arrays, or plain ones for JSON); returns the strings. */
-function fillColumns(events: ClickEvent[], ts: { [i: number]: number }, fields: { [i: number]: number }): { ids: string[]; strings: string[] } {
+/** Writes the events' numbers into `ts` and `fields` (plain arrays, for JSON); returns the strings. */
+function fillColumns(events: ClickEvent[], ts: number[], fields: number[]): { ids: string[]; strings: string[] } {
   const n = events.length;
   const ids = new Array<string>(n);
   const strings: string[] = [];
@@ -55,55 +41,68 @@ function fillColumns(events: ClickEvent[], ts: { [i: number]: number }, fields: 
   return { ids, strings };
 }
 
-export function decodeClicks(c: ClickColumns): ClickEvent[] {
-  const str = (i: number) => (i < 0 ? null : c.strings[i]!);
-  const out = new Array<ClickEvent>(c.ids.length);
-  for (let i = 0; i < c.ids.length; i++) {
-    const o = i * STRIDE;
-    const variant = c.fields[o + VARIANT]!;
-    out[i] = {
-      id: c.ids[i]!,
-      linkId: str(c.fields[o + LINK]!)!,
-      ts: c.ts[i]!,
-      ua: str(c.fields[o + UA]!) ?? "",
-      ip: str(c.fields[o + IP]!),
-      country: str(c.fields[o + COUNTRY]!),
-      referrer: str(c.fields[o + REFERRER]!),
-      variant: (variant as number) < 0 ? null : (variant as number),
-    };
-  }
-  return out;
-}
-
 /**
- * The columns with every string (click ids, then the string table) in one: the text and each part's length.
- * Posting a batch to a thread this way clones one string instead of a thousand, which took the server thread's
- * postMessage from about 1.6 µs per click to a small fraction of that; the typed arrays are transferred.
+ * A batch for the hop from the server thread to the embedded writer thread: every string of every click in
+ * one text, cut by `lengths` (-1: null), the numbers in typed arrays that are transferred, not copied.
+ * Posting one string instead of a thousand took the server thread's postMessage from about 1.6 µs per click
+ * to a small fraction of that. Strings are not de-duplicated here, unlike the Redis form: that costs a Map
+ * lookup per string on the server thread, the busiest one, to save a memcpy of text that never leaves memory.
  */
 export interface PackedClicks {
   text: string;
+  /** Per click, PACKED_STRINGS lengths: id, link id, User-Agent, address, country, referrer. */
   lengths: Int32Array;
-  count: number;
   ts: Float64Array;
-  fields: Int32Array;
+  /** The A/B variant per click, -1 for none. */
+  variants: Int32Array;
 }
 
+const PACKED_STRINGS = 6;
+
 export function packClicks(events: ClickEvent[]): { packed: PackedClicks; transfer: ArrayBuffer[] } {
-  const { columns, transfer } = encodeClicks(events);
-  const parts = columns.ids.concat(columns.strings);
-  const lengths = new Int32Array(parts.length);
-  for (let i = 0; i < parts.length; i++) lengths[i] = parts[i]!.length;
-  return {
-    packed: { text: parts.join(""), lengths, count: events.length, ts: columns.ts, fields: columns.fields },
-    transfer: [...transfer, lengths.buffer],
+  const n = events.length;
+  const parts: string[] = [];
+  const lengths = new Int32Array(n * PACKED_STRINGS);
+  const ts = new Float64Array(n);
+  const variants = new Int32Array(n);
+  let k = 0;
+  const put = (s: string | null) => {
+    if (s === null) lengths[k++] = -1;
+    else {
+      lengths[k++] = s.length;
+      parts.push(s);
+    }
   };
+  for (let i = 0; i < n; i++) {
+    const e = events[i]!;
+    ts[i] = e.ts;
+    variants[i] = e.variant ?? -1;
+    put(e.id);
+    put(e.linkId);
+    put(e.ua);
+    put(e.ip);
+    put(e.country);
+    put(e.referrer);
+  }
+  return { packed: { text: parts.join(""), lengths, ts, variants }, transfer: [lengths.buffer, ts.buffer, variants.buffer] };
 }
 
 export function unpackClicks(p: PackedClicks): ClickEvent[] {
-  const parts = new Array<string>(p.lengths.length);
+  const n = p.ts.length;
+  const out = new Array<ClickEvent>(n);
   let at = 0;
-  for (let i = 0; i < parts.length; i++) parts[i] = p.text.slice(at, (at += p.lengths[i]!));
-  return decodeClicks({ ids: parts.slice(0, p.count), ts: p.ts, fields: p.fields, strings: parts.slice(p.count) });
+  let k = 0;
+  const take = (): string | null => {
+    const len = p.lengths[k++]!;
+    if (len < 0) return null;
+    return p.text.slice(at, (at += len));
+  };
+  for (let i = 0; i < n; i++) {
+    const id = take()!, linkId = take()!, ua = take() ?? "", ip = take(), country = take(), referrer = take();
+    const variant = p.variants[i]!;
+    out[i] = { id, linkId, ts: p.ts[i]!, ua, ip, country, referrer, variant: variant < 0 ? null : variant };
+  }
+  return out;
 }
 
 /** Marks the column form of a stream entry body (an array is the older form: one object per event). */

@@ -1,6 +1,6 @@
-/** The column encoding of click batches (server thread → embedded writer thread) loses nothing. */
+/** The compact forms of click batches (server thread → embedded writer thread, Redis stream bodies) lose nothing. */
 import { describe, expect, test } from "bun:test";
-import { clicksFromJson, clicksToJson, decodeClicks, encodeClicks, packClicks, unpackClicks } from "../../shared/clicks/columns.ts";
+import { clicksFromJson, clicksToJson, packClicks, unpackClicks } from "../../shared/clicks/columns.ts";
 import type { ClickEvent } from "../../shared/ports.ts";
 
 const base: ClickEvent = { id: "a-1", linkId: "L1", ts: 1_893_499_200_123, ua: "Mozilla/5.0", ip: "8.8.8.8", country: null, referrer: null, variant: null };
@@ -15,20 +15,6 @@ const cases: [string, ClickEvent[]][] = [
   ],
   ["unicode and an empty User-Agent", [{ ...base, ua: "", referrer: "https://exämple.com/ü?q=✓" }]],
 ];
-
-describe("encodeClicks / decodeClicks", () => {
-  test.each(cases)("round-trips %s", (_name, events) => {
-    const { columns, transfer } = encodeClicks(events);
-    expect(transfer.length).toBe(2);
-    expect(decodeClicks(structuredClone(columns))).toEqual(events);
-  });
-
-  test("sends each distinct string once", () => {
-    const events = Array.from({ length: 500 }, (_, i) => ({ ...base, id: `a-${i}` }));
-    const { columns } = encodeClicks(events);
-    expect(columns.strings).toEqual(["L1", "Mozilla/5.0", "8.8.8.8"]);
-  });
-});
 
 describe("packClicks / unpackClicks (the writer thread hop)", () => {
   test.each(cases)("round-trips %s through a real structured clone", (_name, events) => {
