@@ -136,7 +136,8 @@ const INSERT_CLICK_ROW = `INSERT INTO clicks ${CLICK_COLUMNS} VALUES (?, ?, ?, ?
 const INSERT_CLICK_ROWS = `INSERT INTO clicks ${CLICK_COLUMNS} VALUES ${Array(CLICK_ROWS).fill("(?, ?, ?, ?, ?, ?, ?, ?, ?)").join(", ")}
   ON CONFLICT (link_id, ts, id) DO NOTHING`;
 
-/** The clicks with each link's together, in their order (insertion in the table's key order, see recordClicks). */function groupedByLink(clicks: StoredClick[]): StoredClick[] {
+/** The clicks with each link's together, in their order (insertion in the table's key order, see recordClicks). */
+function groupedByLink(clicks: StoredClick[]): StoredClick[] {
   const groups = new Map<string, StoredClick[]>();
   for (const c of clicks) {
     const group = groups.get(c.linkId);
