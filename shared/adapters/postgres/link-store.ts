@@ -60,6 +60,12 @@ function toStorageError(err: unknown): unknown {
   return err;
 }
 
+/** A unique violation on the raw clicks' key: the batch holds a click stored already, or one click twice. */
+function isRepeatedClick(err: unknown): boolean {
+  const pg = err as { code?: unknown; constraint_name?: unknown } | null;
+  return pg?.code === "23505" && pg.constraint_name === "clicks_pkey";
+}
+
 /** bigint columns (epoch ms, counters) as JS numbers: all of them stay far below 2^53. */
 const int8AsNumber = {
   to: 20,
@@ -375,36 +381,51 @@ export class PostgresLinkStore implements LinkStore {
 
   recordClicks(clicks: StoredClick[]): Promise<void> {
     if (clicks.length === 0) return Promise.resolve();
-    const col = <T>(pick: (c: StoredClick) => T) => clicks.map(pick);
     return this.run(async () => {
-      // One statement, so one transaction: clicks of deleted links are filtered out, clicks already
-      // written are skipped (ON CONFLICT), and only the newly inserted rows (RETURNING) feed the rollups
-      // and hit counts, which makes redelivery of a batch harmless.
-      await this.sql`
-        WITH input AS (
-          SELECT * FROM unnest(
-            ${col((c) => c.id)}::text[], ${col((c) => c.linkId)}::text[], ${col((c) => c.ts)}::bigint[],
-            ${col((c) => c.country)}::text[], ${col((c) => c.device)}::text[], ${col((c) => c.browser)}::text[],
-            ${col((c) => c.os)}::text[], ${col((c) => c.referrer)}::text[], ${col((c) => c.variant)}::integer[]
-          ) AS t(id, link_id, ts, country, device, browser, os, referrer, variant)
-        ), ins AS (
-          INSERT INTO clicks (id, link_id, ts, country, device, browser, os, referrer, variant)
-          SELECT i.* FROM input i WHERE EXISTS (SELECT 1 FROM links l WHERE l.id = i.link_id)
-          ON CONFLICT (link_id, ts, id) DO NOTHING
-          RETURNING link_id, ts, country, device, browser, variant
-        ), rolled AS (
-          INSERT INTO click_rollups AS r (link_id, hour, device, browser, country, variant, clicks)
-          SELECT link_id, ts - ts % 3600000, device, browser, COALESCE(country, ${NO_COUNTRY}),
-                 COALESCE(variant, ${NO_VARIANT}), count(*)
-          FROM ins GROUP BY 1, 2, 3, 4, 5, 6
-          ORDER BY 1, 2, 3, 4, 5, 6 -- a fixed lock order keeps concurrent batches from deadlocking
-          ON CONFLICT (link_id, hour, device, browser, country, variant)
-          DO UPDATE SET clicks = r.clicks + excluded.clicks
-        )
-        UPDATE links SET hits = links.hits + n.clicks
-        FROM (SELECT link_id, count(*) AS clicks FROM ins GROUP BY link_id) AS n
-        WHERE links.id = n.link_id`;
+      // A batch is almost always new, so it goes in as a plain INSERT: ON CONFLICT's speculative insertion
+      // searches the key before inserting each row, which doubled what a raw click row cost (3.5 -> 7.4 us).
+      // A redelivered or repeated click makes that statement fail as a whole (unique violation, nothing
+      // written, one error line in the server's log); the batch then goes in again, skipping known clicks.
+      try {
+        await this.insertClicks(clicks, false);
+      } catch (err) {
+        if (!isRepeatedClick(err)) throw err;
+        await this.insertClicks(clicks, true);
+      }
     });
+  }
+
+  /**
+   * One statement, so one transaction: clicks of deleted links are filtered out, and only the rows inserted
+   * (RETURNING) feed the rollups and hit counts. `skipKnown`: clicks already stored are skipped (ON CONFLICT),
+   * which makes redelivery harmless; without it a known click fails the statement.
+   */
+  private async insertClicks(clicks: StoredClick[], skipKnown: boolean): Promise<void> {
+    const col = <T>(pick: (c: StoredClick) => T) => clicks.map(pick);
+    await this.sql`
+      WITH input AS (
+        SELECT * FROM unnest(
+          ${col((c) => c.id)}::text[], ${col((c) => c.linkId)}::text[], ${col((c) => c.ts)}::bigint[],
+          ${col((c) => c.country)}::text[], ${col((c) => c.device)}::text[], ${col((c) => c.browser)}::text[],
+          ${col((c) => c.os)}::text[], ${col((c) => c.referrer)}::text[], ${col((c) => c.variant)}::integer[]
+        ) AS t(id, link_id, ts, country, device, browser, os, referrer, variant)
+      ), ins AS (
+        INSERT INTO clicks (id, link_id, ts, country, device, browser, os, referrer, variant)
+        SELECT i.* FROM input i WHERE EXISTS (SELECT 1 FROM links l WHERE l.id = i.link_id)
+        ${skipKnown ? this.sql`ON CONFLICT (link_id, ts, id) DO NOTHING` : this.sql``}
+        RETURNING link_id, ts, country, device, browser, variant
+      ), rolled AS (
+        INSERT INTO click_rollups AS r (link_id, hour, device, browser, country, variant, clicks)
+        SELECT link_id, ts - ts % 3600000, device, browser, COALESCE(country, ${NO_COUNTRY}),
+               COALESCE(variant, ${NO_VARIANT}), count(*)
+        FROM ins GROUP BY 1, 2, 3, 4, 5, 6
+        ORDER BY 1, 2, 3, 4, 5, 6 -- a fixed lock order keeps concurrent batches from deadlocking
+        ON CONFLICT (link_id, hour, device, browser, country, variant)
+        DO UPDATE SET clicks = r.clicks + excluded.clicks
+      )
+      UPDATE links SET hits = links.hits + n.clicks
+      FROM (SELECT link_id, count(*) AS clicks FROM ins GROUP BY link_id) AS n
+      WHERE links.id = n.link_id`;
   }
 
   // --- operations: readiness, export, import ---------------------------------------------------------
