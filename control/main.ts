@@ -99,6 +99,8 @@ async function main() {
     onWritten: ops.metrics.clicksWritten,
   });
   consumer?.start();
+  const clickLosses = clickWriter ?? consumer;
+  if (clickLosses) ops.metrics.watchClickWriter(clickLosses);
 
   const webhooks = createWebhookSender({ allowPrivate: config.webhookAllowPrivate, onResult: ops.metrics.webhookResult });
   const redirector =

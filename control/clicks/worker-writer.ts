@@ -20,6 +20,9 @@ export interface ClickWriterHooks {
   onError?: (err: Error) => void;
 }
 
+/** While the file cannot be written (disk full), at most this many clicks wait in the thread; the oldest go first. */
+export const MAX_WAITING_CLICKS = 1_000_000;
+
 export class ClickWriterThread implements ClickQueue {
   private worker!: Worker;
   private callSeq = 0;
@@ -29,6 +32,8 @@ export class ClickWriterThread implements ClickQueue {
   private idleWaiters: (() => void)[] = [];
   /** Clicks the store refused for good (malformed); counted, never retried. */
   rejected = 0;
+  /** Clicks dropped, oldest first, because more than `maxWaiting` waited while the file could not be written. */
+  dropped = 0;
 
   private closing = false;
   /** Times the thread died and was started again. */
@@ -38,11 +43,12 @@ export class ClickWriterThread implements ClickQueue {
     private readonly file: string,
     private readonly geoipDb: string | undefined,
     private readonly hooks: ClickWriterHooks,
+    private readonly maxWaiting: number,
   ) {}
 
   /** Starts the thread on a SQLite file the caller already migrated. */
-  static async open(file: string, geoipDb: string | undefined, hooks: ClickWriterHooks = {}): Promise<ClickWriterThread> {
-    const w = new ClickWriterThread(file, geoipDb, hooks);
+  static async open(file: string, geoipDb: string | undefined, hooks: ClickWriterHooks = {}, maxWaiting = MAX_WAITING_CLICKS): Promise<ClickWriterThread> {
+    const w = new ClickWriterThread(file, geoipDb, hooks, maxWaiting);
     await w.start();
     return w;
   }
@@ -52,7 +58,7 @@ export class ClickWriterThread implements ClickQueue {
     this.worker = new Worker(new URL("./writer-worker.ts", import.meta.url).href);
     this.worker.onmessage = (e: MessageEvent<WorkerReply>) => this.onReply(e.data);
     this.worker.onerror = (e) => this.onCrash(e);
-    return this.call({ type: "open", id: 0, file: this.file, geoipDb: this.geoipDb });
+    return this.call({ type: "open", id: 0, file: this.file, geoipDb: this.geoipDb, maxWaiting: this.maxWaiting });
   }
 
   /**
@@ -82,8 +88,9 @@ export class ClickWriterThread implements ClickQueue {
         return;
       }
       case "written":
-        this.outstanding -= r.written + r.rejected;
+        this.outstanding -= r.written + r.rejected + r.dropped;
         this.rejected += r.rejected;
+        this.dropped += r.dropped;
         if (r.written > 0) this.hooks.onWritten?.(r.written, r.oldestTs);
         if (this.outstanding <= 0) for (const wake of this.idleWaiters.splice(0)) wake();
         return;

@@ -11,13 +11,13 @@ import { unpackClicks, type PackedClicks } from "../../shared/clicks/columns.ts"
 import { batchCountryLookup, isRefusal, toStoredClick } from "./convert.ts";
 
 export type WorkerRequest =
-  | { type: "open"; id: number; file: string; geoipDb: string | undefined }
+  | { type: "open"; id: number; file: string; geoipDb: string | undefined; maxWaiting: number }
   | { type: "clicks"; clicks: PackedClicks }
   | { type: "close"; id: number };
 
 export type WorkerReply =
   | { type: "done"; id: number; error?: string }
-  | { type: "written"; written: number; rejected: number; oldestTs: number }
+  | { type: "written"; written: number; rejected: number; dropped: number; oldestTs: number }
   | { type: "error"; message: string };
 
 declare const self: Worker;
@@ -26,9 +26,8 @@ declare const self: Worker;
 const MAX_TRANSACTION = 4096;
 const RETRY_FIRST_MS = 100;
 const RETRY_MAX_MS = 2_000;
-/** While the file cannot be written (disk full), at most this many clicks wait here; the oldest go first. */
-const MAX_WAITING = 1_000_000;
-
+/** While the file cannot be written (disk full), at most this many clicks wait here (set on open); the oldest go first. */
+let maxWaiting = 0;
 let store: SqliteLinkStore | null = null;
 let countryLookup: CountryLookup | null = null;
 const waiting: StoredClick[][] = [];
@@ -81,7 +80,7 @@ async function drain(): Promise<void> {
     const rows = batches.length === 1 ? batches[0]! : batches.flat();
     try {
       const { rejected, oldestTs } = await write(rows);
-      reply({ type: "written", written: rows.length - rejected, rejected, oldestTs });
+      reply({ type: "written", written: rows.length - rejected, rejected, dropped: 0, oldestTs });
       retryMs = RETRY_FIRST_MS;
     } catch (err) {
       waiting.unshift(...batches);
@@ -99,10 +98,10 @@ self.onmessage = async (e: MessageEvent<WorkerRequest>) => {
     waiting.push(storedClicksOf(r.clicks));
     let held = 0;
     for (const b of waiting) held += b.length;
-    while (held > MAX_WAITING && waiting.length > 1) {
+    while (held > maxWaiting && waiting.length > 1) {
       const dropped = waiting.shift()!;
       held -= dropped.length;
-      reply({ type: "written", written: 0, rejected: dropped.length, oldestTs: Infinity });
+      reply({ type: "written", written: 0, rejected: 0, dropped: dropped.length, oldestTs: Infinity });
       reply({ type: "error", message: `click writer: ${dropped.length} clicks dropped, the store has been failing too long` });
     }
     if (!writing) void drain();
@@ -111,6 +110,7 @@ self.onmessage = async (e: MessageEvent<WorkerRequest>) => {
   try {
     if (r.type === "open") {
       store = new SqliteLinkStore(r.file);
+      maxWaiting = r.maxWaiting;
       countryLookup = await openCountryLookup(r.geoipDb);
     } else {
       await store?.close();

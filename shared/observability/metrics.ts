@@ -107,6 +107,14 @@ export interface ClickBufferView {
   readonly dropped: number;
 }
 
+/** What a click writer (the embedded writer thread, the scale-mode consumer) lost, read when scraped. */
+export interface ClickLossView {
+  /** Clicks dropped because too many waited while storage could not be written. */
+  readonly dropped?: number;
+  /** Clicks the store refused for good (malformed): logged and skipped. */
+  readonly rejected: number;
+}
+
 /** Resolves `p`, or rejects after `ms` (a scrape must not hang on a dead Redis). */
 function within<T>(p: Promise<T>, ms: number): Promise<T> {
   return new Promise((resolve, reject) => {
@@ -128,6 +136,7 @@ export class Metrics {
   private readonly clickLag: Gauge;
   private cacheSources: CacheCounts[] = [];
   private bufferSources: ClickBufferView[] = [];
+  private lossSources: ClickLossView[] = [];
   private queue: ClickQueue | null = null;
 
   constructor(readonly role: ProcessRole, opts: { defaultMetrics?: boolean } = {}) {
@@ -223,11 +232,21 @@ export class Metrics {
     });
     new Counter({
       name: "clink_clicks_dropped_total",
-      help: "Clicks dropped because the in-process buffer overflowed while the queue was unreachable",
+      help: "Clicks dropped because a buffer overflowed: a redirector's while the queue was unreachable, the embedded writer thread's while SQLite could not be written",
       registers,
       collect() {
         this.reset();
-        this.inc(self.bufferSources.reduce((n, b) => n + b.dropped, 0));
+        const buffered = self.bufferSources.reduce((n, b) => n + b.dropped, 0);
+        this.inc(buffered + self.lossSources.reduce((n, w) => n + (w.dropped ?? 0), 0));
+      },
+    });
+    new Counter({
+      name: "clink_clicks_refused_total",
+      help: "Clicks the store refused for good (malformed data): logged and skipped, never retried",
+      registers,
+      collect() {
+        this.reset();
+        this.inc(self.lossSources.reduce((n, w) => n + w.rejected, 0));
       },
     });
     new Counter({
@@ -297,6 +316,10 @@ export class Metrics {
 
   watchClickBuffer(buffer: ClickBufferView): void {
     this.bufferSources.push(buffer);
+  }
+
+  watchClickWriter(writer: ClickLossView): void {
+    this.lossSources.push(writer);
   }
 
   private cacheCounts(): CacheCounts {

@@ -10,6 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ClickWriterThread } from "../../control/clicks/worker-writer.ts";
 import { SqliteLinkStore } from "../../shared/adapters/sqlite/link-store.ts";
+import { Metrics } from "../../shared/observability/metrics.ts";
 import type { LinkRecord } from "../../shared/link.ts";
 import type { ClickEvent } from "../../shared/ports.ts";
 
@@ -101,6 +102,41 @@ describe("ClickWriterThread", () => {
     }
     expect(await writer.close(20_000)).toBe(0);
     expect((await store.getStats(linkId, 0)).total).toBe(before + 2);
+  });
+
+  test("past its limit of waiting clicks the thread drops the oldest batch, and the drop is counted in the metrics", async () => {
+    const errors: string[] = [];
+    const writer = await ClickWriterThread.open(file, undefined, { onError: (e) => errors.push(e.message) }, 3);
+    const metrics = new Metrics("embedded", { defaultMetrics: false });
+    metrics.watchClickWriter(writer);
+    const before = (await store.getStats(linkId, 0)).total;
+    const blocker = new Database(file);
+    blocker.exec("PRAGMA busy_timeout = 0");
+    blocker.exec("BEGIN IMMEDIATE");
+    const kept = [click(), click()];
+    try {
+      await writer.enqueueClicks([click(), click()]);
+      const deadline = Date.now() + 20_000;
+      while (!errors.some((m) => m.includes("retrying")) && Date.now() < deadline) await Bun.sleep(50);
+      // 2 waiting + 2 more > 3: the older batch goes.
+      await writer.enqueueClicks(kept);
+      while (writer.dropped === 0 && Date.now() < deadline) await Bun.sleep(50);
+      expect(writer.dropped).toBe(2);
+      expect(errors.some((m) => m.includes("2 clicks dropped"))).toBe(true);
+      expect(await writer.queueDepth()).toBe(2);
+      const { body } = await metrics.render();
+      expect(body).toContain("\nclink_clicks_dropped_total 2\n");
+      expect(body).toContain("\nclink_clicks_refused_total 0\n");
+    } finally {
+      blocker.exec("ROLLBACK");
+      blocker.close();
+    }
+    expect(await writer.close(20_000)).toBe(0);
+    expect((await store.getStats(linkId, 0)).total).toBe(before + 2);
+    const db = new Database(file, { readonly: true });
+    const ids = db.query<{ id: string }, [string, string]>("SELECT id FROM clicks WHERE id IN (?, ?)").all(kept[0]!.id, kept[1]!.id);
+    db.close();
+    expect(ids.length).toBe(2); // the newer batch is the one written
   });
 
   test("a thread that dies is replaced: later clicks are written again, and the failure is reported", async () => {

@@ -125,6 +125,7 @@ describe("GET /metrics", () => {
     expect(sample(text, "clink_click_queue_depth")).toBe(0);
     expect(sample(text, "clink_click_buffer_size")).toBe(0);
     expect(sample(text, "clink_clicks_dropped_total")).toBe(0);
+    expect(sample(text, "clink_clicks_refused_total")).toBe(0);
     const lag = sample(text, "clink_click_lag_seconds")!;
     expect(lag).toBeGreaterThanOrEqual(0);
     expect(lag).toBeLessThan(10);
