@@ -12,6 +12,7 @@ import { buildControlPlane } from "./app.ts";
 import { ClickConsumer } from "./clicks/consumer.ts";
 import { ClickWriterThread } from "./clicks/worker-writer.ts";
 import { rememberPeer } from "./http/client-ip.ts";
+import { purgeExpiredSessions, SESSION_PURGE_INTERVAL_MS } from "./accounts/sessions.ts";
 import type { Deps } from "./deps.ts";
 import { createOps } from "../shared/observability/ops.ts";
 import { observeRedirector } from "../redirector/observe.ts";
@@ -102,6 +103,10 @@ async function main() {
   const clickLosses = clickWriter ?? consumer;
   if (clickLosses) ops.metrics.watchClickWriter(clickLosses);
 
+  const purgeSessions = () => void purgeExpiredSessions(deps).catch(throttledWarn("session purge", config));
+  purgeSessions();
+  const sessionPurge = setInterval(purgeSessions, SESSION_PURGE_INTERVAL_MS);
+
   const webhooks = createWebhookSender({ allowPrivate: config.webhookAllowPrivate, onResult: ops.metrics.webhookResult });
   const redirector =
     role === "embedded"
@@ -136,6 +141,7 @@ async function main() {
     if (stopping) return;
     stopping = true;
     ops.probes.markStopping();
+    clearInterval(sessionPurge);
     // Idle keep-alive connections close at once; a request still running after the grace period is cut.
     let timer: ReturnType<typeof setTimeout> | undefined;
     await Promise.race([server.stop(), new Promise((r) => (timer = setTimeout(r, STOP_GRACE_MS)))]);

@@ -81,6 +81,8 @@ export interface LinkStore {
   createSession(session: Session): Promise<void>;
   getSession(idHash: string): Promise<Session | null>;
   deleteSession(idHash: string): Promise<void>;
+  /** Removes every session expired at `now`; returns how many. */
+  deleteExpiredSessions(now: number): Promise<number>;
 
   createApiKey(key: ApiKeyRecord): Promise<void>;
   findApiKeyByHash(keyHash: string): Promise<ApiKeyRecord | null>;

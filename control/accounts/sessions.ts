@@ -45,6 +45,14 @@ export async function findSession(deps: Deps, token: string | null | undefined):
   return session;
 }
 
+/** How often expired sessions are removed: a session nobody presents again would otherwise stay forever. */
+export const SESSION_PURGE_INTERVAL_MS = 3_600_000;
+
+/** Removes every expired session (at start and hourly, from the control plane); returns how many. */
+export function purgeExpiredSessions(deps: Deps): Promise<number> {
+  return deps.store.deleteExpiredSessions(deps.now());
+}
+
 /** Revokes the session behind a cookie token; unknown tokens are ignored. */
 export async function endSession(deps: Deps, token: string | null | undefined): Promise<void> {
   if (!token || !TOKEN_SHAPE.test(token)) return;

@@ -218,6 +218,18 @@ export function runLinkStoreContract(
         await store.deleteSession(session.idHash); // deleting again is harmless
       });
 
+      test("expired sessions are removed in one sweep; live ones stay", async () => {
+        const accountId = await newAccount();
+        const at = (expiresAt: number) => ({ idHash: uid(), accountId, csrfToken: "c", createdAt: T0, expiresAt });
+        const [gone, edge, live] = [at(T0 - HOUR), at(T0), at(T0 + HOUR)];
+        for (const s of [gone, edge, live]) await store.createSession(s);
+        expect(await store.deleteExpiredSessions(T0)).toBeGreaterThanOrEqual(2); // other tests' sessions may expire too
+        expect(await store.getSession(gone.idHash)).toBeNull();
+        expect(await store.getSession(edge.idHash)).toBeNull();
+        expect(await store.getSession(live.idHash)).toEqual(live);
+        expect(await store.deleteExpiredSessions(T0)).toBe(0);
+      });
+
       test("an unknown session reads as null", async () => {
         expect(await store.getSession(uid())).toBeNull();
       });

@@ -3,7 +3,10 @@
  * Origin), the sign-in rate limit, closed sign-up, escaping of hostile link fields, the form ⇄ API mapping
  * (same messages, rules and A/B rows), pagination, revocation and no access to another account's links.
  */
+import { Database } from "bun:sqlite";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { join } from "node:path";
+import { waitFor } from "../helpers/scale.ts";
 import { api, startServer, type TestServer } from "../helpers/server.ts";
 
 const XSS = "<img src=x onerror=alert(1)>";
@@ -272,6 +275,31 @@ describe("dashboard (embedded server)", () => {
     const qr = await v.get("/dashboard/links/mine-only/qr.svg");
     expect(qr.headers.get("content-type")).toContain("image/svg+xml");
     expect(qr.html.startsWith("<svg")).toBe(true);
+  });
+});
+
+describe("dashboard sessions past their expiry", () => {
+  test("are removed when the control plane starts (and hourly after), without anyone presenting them", async () => {
+    const server = await startServer();
+    try {
+      const kept = await signUp(server, "kept@example.com");
+      await signUp(server, "aged@example.com");
+      const db = new Database(join(server.dataDir, "clink.sqlite"));
+      try {
+        // Aged in place while the server runs (WAL lets a second connection write); nobody presents it again.
+        db.run("UPDATE sessions SET expires_at = ? WHERE account_id = (SELECT id FROM accounts WHERE email = ?)", [Date.now() - 1000, "aged@example.com"]);
+        const owners = () => db.query<{ email: string }, []>("SELECT a.email FROM sessions s JOIN accounts a ON a.id = s.account_id ORDER BY a.email").all().map((r) => r.email);
+        expect(owners()).toEqual(["aged@example.com", "kept@example.com"]);
+        await server.restart();
+        await waitFor("the expired session purged", () => owners().length === 1 || null);
+        expect(owners()).toEqual(["kept@example.com"]);
+      } finally {
+        db.close();
+      }
+      expect((await kept.get("/dashboard/links")).status).toBe(200);
+    } finally {
+      await server.stop();
+    }
   });
 });
 

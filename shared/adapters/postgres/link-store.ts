@@ -238,6 +238,10 @@ export class PostgresLinkStore implements LinkStore {
     });
   }
 
+  deleteExpiredSessions(now: number): Promise<number> {
+    return this.run(async () => (await this.sql`DELETE FROM sessions WHERE expires_at <= ${now}`).count);
+  }
+
   // --- API keys --------------------------------------------------------------------------------------
 
   createApiKey(k: ApiKeyRecord): Promise<void> {

@@ -222,6 +222,10 @@ export class SqliteLinkStore implements LinkStore {
     this.st(`DELETE FROM sessions WHERE id_hash = ?`).run(idHash);
   }
 
+  async deleteExpiredSessions(now: number): Promise<number> {
+    return this.st(`DELETE FROM sessions WHERE expires_at <= ?`).run(now).changes;
+  }
+
   // --- API keys --------------------------------------------------------------------------------------
 
   async createApiKey(k: ApiKeyRecord): Promise<void> {
