@@ -103,7 +103,8 @@ async function main() {
   const clickLosses = clickWriter ?? consumer;
   if (clickLosses) ops.metrics.watchClickWriter(clickLosses);
 
-  const purgeSessions = () => void purgeExpiredSessions(deps).catch(throttledWarn("session purge", config));
+  const purgeFailed = throttledWarn("session purge", config);
+  const purgeSessions = () => void purgeExpiredSessions(deps).catch(purgeFailed);
   purgeSessions();
   const sessionPurge = setInterval(purgeSessions, SESSION_PURGE_INTERVAL_MS);
 
