@@ -203,8 +203,11 @@ export interface HotState {
   /** Forget a link's counter (link deleted or its maxHits changed). */
   resetHits(linkId: string): Promise<void>;
 
-  /** Fixed window counter, exact under concurrency. */
-  rateLimit(bucket: string, limit: number, windowMs: number): Promise<RateLimitResult>;
+  /**
+   * Fixed window counter, exact under concurrency. A call takes `cost` units (default 1), refused ones too, and
+   * is allowed while the window's total stays within `limit`.
+   */
+  rateLimit(bucket: string, limit: number, windowMs: number, cost?: number): Promise<RateLimitResult>;
 
   /** The events are one batch: an adapter may store, deliver and acknowledge them as a unit. */
   enqueueClicks(events: ClickEvent[]): Promise<void>;

@@ -23,13 +23,23 @@ export async function guardApiRequest(
   headers: Record<string, unknown>,
 ): Promise<Caller> {
   const caller = await auth.authenticate(authorization);
+  await chargeApiRequests(deps, caller, 1, headers);
+  return caller;
+}
+
+/**
+ * Takes `units` of the caller's budget (the guard takes one per HTTP request; an MCP batch of N JSON-RPC
+ * messages is N requests) and sets the RateLimit headers; throws rate_limited when the budget is exceeded.
+ */
+export async function chargeApiRequests(deps: Deps, caller: Caller, units: number, headers: Record<string, unknown>): Promise<void> {
   let r: RateLimitResult;
   try {
-    r = await deps.hot.rateLimit(`api:${caller.keyId}`, deps.config.rateLimitPerMinute, 60_000);
+    r = await deps.hot.rateLimit(`api:${caller.keyId}`, deps.config.rateLimitPerMinute, 60_000, units);
   } catch {
     throw new AppError("unavailable", "Rate limiter unavailable", { retryAfter: 1 });
   }
   Object.assign(headers, rateLimitHeaders(r));
-  if (!r.allowed) throw new AppError("rate_limited", "Rate limit exceeded: 120 requests per minute per key", { retryAfter: r.resetSeconds });
-  return caller;
+  if (!r.allowed) {
+    throw new AppError("rate_limited", `Rate limit exceeded: ${deps.config.rateLimitPerMinute} requests per minute per key`, { retryAfter: r.resetSeconds });
+  }
 }

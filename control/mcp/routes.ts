@@ -6,7 +6,8 @@
  * 1. Origin: a browser request from any origin but the service's own is refused with 403 `forbidden` (DNS
  *    rebinding protection, MCP transport spec). Requests without Origin (assistants, curl) pass.
  * 2. Auth and rate limit: the same Bearer key and the same per-key budget as REST (`api.guard`); 401 with
- *    `WWW-Authenticate: Bearer`, 429 with `Retry-After`. Keys are read only from the Authorization header.
+ *    `WWW-Authenticate: Bearer`, 429 with `Retry-After`. Keys are read only from the Authorization header. A
+ *    JSON-RPC batch of N messages counts as N requests, refused as a whole when fewer are left.
  * 3. Method: POST carries JSON-RPC messages; DELETE ends a session; GET answers 405, which the spec allows for a
  *    server that never sends messages on its own (ours only answers requests), so no idle SSE stream is held open.
  *
@@ -77,8 +78,10 @@ export function createMcpHandler(deps: Deps, api: ApiContext, limits?: SessionLi
     return s;
   };
 
-  async function post(request: Request, caller: Caller): Promise<Response> {
+  async function post(request: Request, caller: Caller, headers: Record<string, unknown>): Promise<Response> {
     const body = await api.body(request);
+    // A JSON-RPC batch is as many requests as it holds messages: the guard took one, the rest are taken here.
+    if (Array.isArray(body) && body.length > 1) await api.charge(caller, body.length - 1, headers);
     const session = sessionOf(request, caller);
     if (session) return session.transport.handleRequest(request, { parsedBody: body });
     const server = getServer(deps, caller);
@@ -108,7 +111,7 @@ export function createMcpHandler(deps: Deps, api: ApiContext, limits?: SessionLi
     try {
       checkOrigin(request, ownOrigin);
       const caller = await api.guard(request, headers);
-      if (request.method === "POST") return withHeaders(await post(request, caller), headers);
+      if (request.method === "POST") return withHeaders(await post(request, caller, headers), headers);
       if (request.method === "DELETE") return withHeaders(await del(request, caller), headers);
       return withHeaders(methodNotAllowed(), headers);
     } catch (e) {

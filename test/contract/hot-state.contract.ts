@@ -258,6 +258,16 @@ export function runHotStateContract(name: string, make: () => Promise<HotState>,
         expect(short.resetSeconds).toBe(1);
       });
 
+      test("a call may weigh several units: allowed while the window's total stays within the limit, refused ones count", async () => {
+        const h = await instance();
+        const bucket = `key:${uid()}`;
+        expect(await h.rateLimit(bucket, 5, 60_000, 3)).toMatchObject({ allowed: true, remaining: 2 });
+        expect(await h.rateLimit(bucket, 5, 60_000, 3)).toMatchObject({ allowed: false, remaining: 0 });
+        // The refused call took its units: the budget is spent, as it is after single calls past the limit.
+        expect(await h.rateLimit(bucket, 5, 60_000)).toMatchObject({ allowed: false, remaining: 0 });
+        expect(await h.rateLimit(`key:${uid()}`, 5, 60_000, 5)).toMatchObject({ allowed: true, remaining: 0 });
+      });
+
       test("a new window allows again", async () => {
         const h = await instance();
         const bucket = `pw:${uid()}`;

@@ -410,6 +410,28 @@ describe("MCP and REST share one rate-limit budget per key", () => {
     expect((await limitedMcp.json()).code).toBe("rate_limited");
   }, 20_000);
 
+  test("a JSON-RPC batch counts as many requests as it holds messages, and one over the budget runs nothing", async () => {
+    const key = await createKey(server, "mcp-limit-batch@example.com");
+    await freshMinute();
+    const auth = { authorization: `Bearer ${key}` };
+    const create = (i: number) => ({ jsonrpc: "2.0", id: i, method: "tools/call", params: { name: "create_link", arguments: { url: "https://example.com/", slug: `batch-limit-${i}` } } });
+    const three = await rpc(server, [create(1), create(2), create(3)], auth);
+    expect(three.status).toBe(200);
+    expect(three.headers.get("ratelimit-remaining")).toBe("2");
+    expect((await three.json()).map((r: any) => r.result.isError ?? false)).toEqual([false, false, false]);
+    // 2 left, a batch of 3: refused as a whole, before any of its calls runs.
+    const over = await rpc(server, [create(4), create(5), create(6)], auth);
+    expect(over.status).toBe(429);
+    expect((await over.json()).code).toBe("rate_limited");
+    expect(over.headers.get("retry-after")).toMatch(/^\d+$/);
+    const again = await rpc(server, TOOLS_LIST, auth);
+    expect(again.status).toBe(429);
+    // A second key of the same account (its own budget) sees the first batch's links and none of the second's.
+    const owner = api(server, await createKey(server, "mcp-limit-batch@example.com"));
+    expect((await owner.get("/api/v1/links/batch-limit-3")).status).toBe(200);
+    expect((await owner.get("/api/v1/links/batch-limit-4")).status).toBe(404);
+  }, 20_000);
+
   test("tool calls through the SDK Client count too: the client sees the 429, then REST does", async () => {
     const key = await createKey(server, "mcp-limit-client@example.com");
     await freshMinute();

@@ -91,7 +91,7 @@ export class MemoryHotState implements HotState {
     this.hits.delete(linkId);
   }
 
-  async rateLimit(bucket: string, limit: number, windowMs: number): Promise<RateLimitResult> {
+  async rateLimit(bucket: string, limit: number, windowMs: number, cost = 1): Promise<RateLimitResult> {
     const now = this.now();
     const start = now - (now % windowMs);
     let w = this.windows.get(bucket);
@@ -100,8 +100,8 @@ export class MemoryHotState implements HotState {
       this.windows.set(bucket, w);
     }
     const resetSeconds = Math.max(1, Math.ceil((start + windowMs - now) / 1000));
-    if (w.count >= limit) return { allowed: false, limit, remaining: 0, resetSeconds };
-    w.count++;
+    w.count += cost;
+    if (w.count > limit) return { allowed: false, limit, remaining: 0, resetSeconds };
     return { allowed: true, limit, remaining: limit - w.count, resetSeconds };
   }
 

@@ -43,7 +43,7 @@ type Client = Redis | Cluster;
 /** The Lua commands registered on the client (ioredis `defineCommand`). */
 interface Scripts {
   clinkTakeHit(key: string, max: number): Promise<number>;
-  clinkRateLimit(key: string, windowMs: number): Promise<[number, number]>;
+  clinkRateLimit(key: string, windowMs: number, cost: number): Promise<[number, number]>;
   clinkEnqueue(stream: string, counter: string, maxLen: number, n: number, body: string): Promise<string>;
   clinkAck(stream: string, counter: string, group: string, ...entryIds: string[]): Promise<number>;
   clinkDepth(stream: string, counter: string): Promise<number>;
@@ -61,7 +61,7 @@ return redis.call('INCR', KEYS[1])`;
 
 /** Fixed window: the first hit of a window starts its expiry. Returns { count, ms left }. */
 const RATE_LIMIT_LUA = `
-local n = redis.call('INCR', KEYS[1])
+local n = redis.call('INCRBY', KEYS[1], ARGV[2])
 local ttl = redis.call('PTTL', KEYS[1])
 if ttl < 0 then
   redis.call('PEXPIRE', KEYS[1], ARGV[1])
@@ -240,8 +240,8 @@ export class RedisHotState implements HotState {
     await this.run((c) => c.del(this.hitsKey(linkId)));
   }
 
-  async rateLimit(bucket: string, limit: number, windowMs: number): Promise<RateLimitResult> {
-    const [count, msLeft] = await this.run(() => this.scripts.clinkRateLimit(this.rateKey(bucket), windowMs));
+  async rateLimit(bucket: string, limit: number, windowMs: number, cost = 1): Promise<RateLimitResult> {
+    const [count, msLeft] = await this.run(() => this.scripts.clinkRateLimit(this.rateKey(bucket), windowMs, cost));
     return {
       allowed: count <= limit,
       limit,
