@@ -77,5 +77,7 @@ export function previewPage(link: CompiledLink, shortUrl: string): Response {
     tw.map(([k, v]) => `<meta name="${k}" content="${esc(v)}">`).join("") +
     (og.description ? `<meta name="description" content="${esc(og.description)}">` : "");
   const body = `<h1>${esc(title)}</h1>${og.description ? `<p>${esc(og.description)}</p>` : ""}<p><a href="${esc(link.target)}">Continue to the destination</a></p>`;
-  return html(200, page(title, body, head), { "cache-control": "public, max-age=300" });
+  // The same address redirects people and (with a password) depends on the unlock cookie: no shared cache may
+  // keep the card and hand it to a person instead of the counted redirect.
+  return html(200, page(title, body, head), { "cache-control": "private, max-age=0", vary: "User-Agent, Cookie" });
 }

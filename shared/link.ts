@@ -82,14 +82,44 @@ export function linkKey(domain: string, slug: string): string {
   return `${domain}/${slug}`;
 }
 
-/** Adds the link's UTM fields to a destination; parameters already on the destination are replaced. */
+/**
+ * Adds the link's UTM fields to a destination. A UTM parameter already on the destination is replaced where it
+ * stands; every other parameter is left exactly as written (URLSearchParams would re-encode the whole query,
+ * e.g. `%20` to `+` and `a` to `a=`, which can break signed or strictly parsed URLs).
+ */
 export function applyUtm(url: string, link: Pick<LinkRecord, "utmSource" | "utmMedium" | "utmCampaign">): string {
-  if (!link.utmSource && !link.utmMedium && !link.utmCampaign) return url;
+  const utm = new Map<string, string>();
+  if (link.utmSource) utm.set("utm_source", link.utmSource);
+  if (link.utmMedium) utm.set("utm_medium", link.utmMedium);
+  if (link.utmCampaign) utm.set("utm_campaign", link.utmCampaign);
+  if (utm.size === 0) return url;
   const u = new URL(url);
-  if (link.utmSource) u.searchParams.set("utm_source", link.utmSource);
-  if (link.utmMedium) u.searchParams.set("utm_medium", link.utmMedium);
-  if (link.utmCampaign) u.searchParams.set("utm_campaign", link.utmCampaign);
+  // Form encoding for the values we add (a space as "+"), as URLSearchParams wrote them before.
+  const pair = (name: string) => new URLSearchParams([[name, utm.get(name)!]]).toString();
+  const placed = new Set<string>();
+  const parts: string[] = [];
+  for (const part of u.search.length > 1 ? u.search.slice(1).split("&") : []) {
+    const name = queryName(part);
+    if (!utm.has(name)) parts.push(part);
+    else if (!placed.has(name)) {
+      parts.push(pair(name));
+      placed.add(name);
+    } // a repeat of a UTM parameter already placed is dropped
+  }
+  for (const name of utm.keys()) if (!placed.has(name)) parts.push(pair(name));
+  u.search = parts.join("&");
   return u.toString();
+}
+
+/** The decoded name of one `name=value` piece of a query string (as written when it does not decode). */
+function queryName(part: string): string {
+  const eq = part.indexOf("=");
+  const raw = (eq < 0 ? part : part.slice(0, eq)).replaceAll("+", " ");
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    return raw;
+  }
 }
 
 export function compileLink(link: LinkRecord): CompiledLink {

@@ -370,6 +370,9 @@ describe("OG preview card (serveOg)", () => {
       expect(res.headers.get("content-type")).toBe("text/html; charset=utf-8");
       expect(res.headers.get("location")).toBeNull();
       expect(res.headers.get("content-security-policy")).toContain("default-src 'none'");
+      // People get a counted redirect from the same address: no shared cache may serve them the card.
+      expect(res.headers.get("cache-control")).toBe("private, max-age=0");
+      expect(res.headers.get("vary")).toBe("User-Agent, Cookie");
       const html: string = res.body;
       // Nothing from the link comes out as markup.
       expect(html).not.toContain("<script");
