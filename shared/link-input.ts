@@ -4,7 +4,7 @@
  * Pure: every check runs and all field errors are reported together.
  */
 import { AppError, invalidInput, type FieldError } from "./errors.ts";
-import type { AbVariant, LinkRecord, Rule } from "./link.ts";
+import { headerSafeUrl, type AbVariant, type LinkRecord, type Rule } from "./link.ts";
 import type { CreateLinkInput, UpdateLinkInput } from "./schemas.ts";
 
 export const RESERVED_SLUGS = new Set([
@@ -14,6 +14,7 @@ export const RESERVED_SLUGS = new Set([
 ]);
 const SLUG = /^[A-Za-z0-9_-]{3,40}$/;
 const DEVICE_MATCHES = new Set(["desktop", "mobile", "tablet", "ios", "android"]);
+const CONTROL_CHARACTER = /[\x00-\x1f\x7f]/;
 const ISO_DATE = /^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2})?)?$/i;
 
 export interface InputContext {
@@ -42,6 +43,8 @@ class Collector {
 
 export function checkAddress(value: string, path: string, ctx: InputContext, out: Collector): string | undefined {
   if (value.length > 2048) return void out.add(path, "must be at most 2048 characters");
+  // A control character (NUL, line breaks…) cannot go into a redirect's Location header.
+  if (CONTROL_CHARACTER.test(value)) return void out.add(path, "must not contain control characters");
   let u: URL;
   try {
     u = new URL(value);
@@ -51,7 +54,9 @@ export function checkAddress(value: string, path: string, ctx: InputContext, out
   if (u.protocol !== "http:" && u.protocol !== "https:") return void out.add(path, "must use http or https");
   if (!u.hostname) return void out.add(path, "must have a host");
   if (ctx.ownHosts.includes(u.host.toLowerCase())) return void out.add(path, "must not point to this service's short addresses");
-  return value;
+  const safe = headerSafeUrl(value);
+  if (safe.length > 2048) return void out.add(path, "must be at most 2048 characters once encoded");
+  return safe;
 }
 
 /** Slug rules of §3.2; throws slug_reserved or invalid_input. */
@@ -98,8 +103,8 @@ function rules(value: Rule[] | null, ctx: InputContext, out: Collector): Rule[] 
       match = match.toLowerCase();
       if (!DEVICE_MATCHES.has(match)) out.add(`/rules/${i}/match`, "must be desktop, mobile, tablet, ios or android");
     }
-    checkAddress(r.url, `/rules/${i}/url`, ctx, out);
-    return { kind: r.kind, match, url: r.url };
+    const url = checkAddress(r.url, `/rules/${i}/url`, ctx, out) ?? r.url;
+    return { kind: r.kind, match, url };
   });
   return out.errors.length === before ? result : undefined;
 }
@@ -108,8 +113,8 @@ function abUrls(value: AbVariant[] | null, ctx: InputContext, out: Collector): A
   if (value === null) return [];
   const before = out.errors.length;
   const result = value.map((v, i) => {
-    checkAddress(v.url, `/abUrls/${i}/url`, ctx, out);
-    return { url: v.url, weight: v.weight };
+    const url = checkAddress(v.url, `/abUrls/${i}/url`, ctx, out) ?? v.url;
+    return { url, weight: v.weight };
   });
   return out.errors.length === before ? result : undefined;
 }

@@ -78,6 +78,18 @@ export interface CompiledLink {
   updatedAt: number;
 }
 
+/** Visible ASCII only: what a Location header carries as it is. */
+const HEADER_SAFE = /^[\x21-\x7e]*$/;
+
+/**
+ * An address as it can go into a Location header: as given when it is visible ASCII (so it reads back as typed),
+ * otherwise as the URL parser writes it (spaces and non-ASCII percent-encoded, the host in punycode, tabs and line
+ * breaks dropped). Input validation refuses control characters; this also covers addresses stored before it did.
+ */
+export function headerSafeUrl(url: string): string {
+  return HEADER_SAFE.test(url) ? url : new URL(url).href;
+}
+
 export function linkKey(domain: string, slug: string): string {
   return `${domain}/${slug}`;
 }
@@ -88,6 +100,7 @@ export function linkKey(domain: string, slug: string): string {
  * e.g. `%20` to `+` and `a` to `a=`, which can break signed or strictly parsed URLs).
  */
 export function applyUtm(url: string, link: Pick<LinkRecord, "utmSource" | "utmMedium" | "utmCampaign">): string {
+  url = headerSafeUrl(url);
   const utm = new Map<string, string>();
   if (link.utmSource) utm.set("utm_source", link.utmSource);
   if (link.utmMedium) utm.set("utm_medium", link.utmMedium);

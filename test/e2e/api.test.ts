@@ -86,6 +86,10 @@ describe("create", () => {
     ["relative url", { url: "/just/a/path" }, "/url"],
     ["url over 2048 characters", { url: `https://example.com/${"a".repeat(2040)}` }, "/url"],
     ["own short address", { url: "http://127.0.0.1:PORT/first-link" }, "/url"],
+    ["url with a NUL", { url: "https://example.com/\u0000x" }, "/url"],
+    ["url with a line break (header injection)", { url: "https://example.com/\r\nSet-Cookie: x=1" }, "/url"],
+    ["rule url with a tab", { url: "https://example.com", rules: [{ kind: "device", match: "ios", url: "https://e.com/\tx" }] }, "/rules/0/url"],
+    ["A/B url with DEL", { url: "https://example.com", abUrls: [{ url: "https://e.com/\u007f", weight: 1 }] }, "/abUrls/0/url"],
     ["slug too short", { url: "https://example.com", slug: "ab" }, "/slug"],
     ["slug with a slash", { url: "https://example.com", slug: "a/b/c" }, "/slug"],
     ["slug with dot-dot", { url: "https://example.com", slug: "..%2f.." }, "/slug"],
@@ -112,6 +116,22 @@ describe("create", () => {
       expect(res.body.errors.map((e: { path: string }) => e.path)).toContain(path);
     });
   }
+
+  test("spaces and non-ASCII in addresses are stored percent-encoded (punycode host), and redirect as such", async () => {
+    const c = api(server, await createKey(server, "encoded@example.com")); // its own account: "%" in targets
+    const res = await c.post("/api/v1/links", {
+      url: "https://bücher.example/a b?q=ü", slug: "encoded-target",
+      abUrls: [{ url: "https://example.com/x y", weight: 1 }],
+    });
+    expect(res.status).toBe(201);
+    expect(res.body.target).toBe("https://xn--bcher-kva.example/a%20b?q=%C3%BC");
+    expect(res.body.abUrls).toEqual([{ url: "https://example.com/x%20y", weight: 1 }]);
+    // Visible ASCII is kept exactly as typed.
+    expect((await c.post("/api/v1/links", { url: "https://example.com", slug: "as-typed" })).body.target).toBe("https://example.com");
+    const hop = await fetch(`${server.url}/encoded-target`, { redirect: "manual" });
+    expect(hop.status).toBe(302);
+    expect(hop.headers.get("location")).toBe("https://example.com/x%20y");
+  });
 
   test("malformed JSON → 400 invalid_json", async () => {
     const res = await a.raw("/api/v1/links", { method: "POST", headers: { "content-type": "application/json" }, body: '{"url": "https://e.com",' });

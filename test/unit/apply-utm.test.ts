@@ -8,6 +8,7 @@ const all = { utmSource: "news", utmMedium: "email", utmCampaign: "spring sale" 
 describe("applyUtm", () => {
   test.each([
     ["no UTM fields: the destination as given", "https://e.com/p?x=1", none, "https://e.com/p?x=1"],
+    ["an address stored raw (before input was encoded) comes out header-safe", "https://e.com/a b\tc", none, "https://e.com/a%20bc"],
     ["no query yet", "https://e.com/p", all, "https://e.com/p?utm_source=news&utm_medium=email&utm_campaign=spring+sale"],
     ["after an existing query", "https://e.com/p?id=7", { ...none, utmSource: "social" }, "https://e.com/p?id=7&utm_source=social"],
     ["before the fragment", "https://e.com/p?id=7#top", { ...none, utmSource: "social" }, "https://e.com/p?id=7&utm_source=social#top"],
