@@ -96,7 +96,11 @@ export interface LinkStore {
   getLink(domain: string, slug: string): Promise<LinkRecord | null>;
   getLinkById(id: string): Promise<LinkRecord | null>;
   /** Writes every field of the link (by id) except hits and createdAt. */
-  updateLink(link: LinkRecord): Promise<void>;
+  /**
+   * Writes every field of the link but its hit count. With `expectedUpdatedAt`, only over that version (compare
+   * and set on updatedAt, which every update raises). Returns whether a row was written.
+   */
+  updateLink(link: LinkRecord, expectedUpdatedAt?: number): Promise<boolean>;
   deleteLink(id: string): Promise<void>;
   /** Newest first. */
   listLinks(accountId: string, filter: LinkFilter): Promise<{ links: LinkRecord[]; nextCursor: string | null }>;

@@ -73,11 +73,19 @@ function prepareCreate(deps: Deps, caller: Caller, raw: unknown): PreparedLink |
   })();
 }
 
-async function publish(deps: Deps, link: LinkRecord): Promise<void> {
+/**
+ * Puts the compiled link into HotState (so redirectors serve it even while the store is down) and tells them to
+ * drop their copies. `verify`: a delete or a newer update that ran meanwhile may have been overwritten by this
+ * write, so the store is read back and, when it no longer holds this version, the entry is dropped again
+ * (redirectors then read the store). Bulk creates skip it: their links are new, nobody else knows their slugs yet.
+ */
+async function publish(deps: Deps, link: LinkRecord, verify = true): Promise<void> {
+  const key = linkKey(link.domain, link.slug);
   // The store is the source of truth; a failing cache write must not fail the request.
   try {
-    await deps.hot.invalidateLink(linkKey(link.domain, link.slug));
-    await deps.hot.setLink(linkKey(link.domain, link.slug), compileLink(link));
+    await deps.hot.invalidateLink(key);
+    await deps.hot.setLink(key, compileLink(link));
+    if (verify && (await deps.store.getLinkById(link.id))?.updatedAt !== link.updatedAt) await deps.hot.invalidateLink(key);
   } catch {
     /* redirectors fall back to the store and back-fill */
   }
@@ -148,7 +156,7 @@ export async function bulkCreateLinks(deps: Deps, caller: Caller, rows: unknown[
       const r = row.record;
       if (ok[i]) {
         results[index] = { index, ok: true, slug: r.slug, shortUrl: `${deps.config.baseUrl}/${r.slug}`, target: r.target };
-        await publish(deps, r);
+        await publish(deps, r, false);
       } else {
         results[index] = { index, ok: false, error: new AppError("slug_taken", `"${r.slug}" is already taken`).toProblem() };
       }
@@ -169,21 +177,31 @@ export async function getLink(deps: Deps, caller: Caller, slug: string): Promise
   return toLinkObject(await findOwnLink(deps, caller, slug), deps.config.baseUrl);
 }
 
+/** Times an update is re-applied to a link that another request changed in the meantime. */
+const UPDATE_ATTEMPTS = 5;
+
 export async function updateLink(deps: Deps, caller: Caller, slug: string, raw: unknown): Promise<LinkObject> {
   const input = validate(UpdateLinkInput, raw);
   const changes = normaliseChanges(input, inputContext(deps));
-  const link = await findOwnLink(deps, caller, slug);
+  let link = await findOwnLink(deps, caller, slug);
   await assertWebhookAllowed(deps, changes.webhookUrl);
   const passwordHash = changes.password ? await hashPassword(changes.password) : changes.password;
-  const next = applyChanges(link, changes, passwordHash);
-  checkSchedule(next);
-  next.updatedAt = Math.max(deps.now(), link.updatedAt + 1);
-  await deps.store.updateLink(next);
-  // The counter stays valid while a limit exists (the limit is passed on every take); it is stale only
-  // when counting stopped or starts, so only then is it dropped and re-seeded from the store.
-  if ((next.maxHits === null) !== (link.maxHits === null)) await deps.hot.resetHits(link.id).catch(() => {});
-  await publish(deps, next);
-  return toLinkObject(next, deps.config.baseUrl);
+  for (let attempt = 1; ; attempt++) {
+    const next = applyChanges(link, changes, passwordHash);
+    checkSchedule(next);
+    next.updatedAt = Math.max(deps.now(), link.updatedAt + 1);
+    // Written only over the version read, so "only the fields present change" holds against concurrent
+    // updates too: when another one got in first, its result is read and these changes applied to it.
+    if (await deps.store.updateLink(next, link.updatedAt)) {
+      // The counter stays valid while a limit exists (the limit is passed on every take); it is stale only
+      // when counting stopped or starts, so only then is it dropped and re-seeded from the store.
+      if ((next.maxHits === null) !== (link.maxHits === null)) await deps.hot.resetHits(link.id).catch(() => {});
+      await publish(deps, next);
+      return toLinkObject(next, deps.config.baseUrl);
+    }
+    if (attempt === UPDATE_ATTEMPTS) throw new AppError("unavailable", "The link is being changed by other requests; try again", { retryAfter: 1 });
+    link = await findOwnLink(deps, caller, slug); // not_found when it was deleted meanwhile
+  }
 }
 
 export async function deleteLink(deps: Deps, caller: Caller, slug: string): Promise<void> {

@@ -448,8 +448,23 @@ export function runLinkStoreContract(
 
       test("updateLink of an unknown id creates nothing", async () => {
         const ghost = linkFor(await newAccount(), { tags: ["ghost"] });
-        await store.updateLink(ghost);
+        expect(await store.updateLink(ghost)).toBe(false);
         expect(await store.getLinkById(ghost.id)).toBeNull();
+      });
+
+      test("updateLink with an expected version writes only over that version (compare and set on updatedAt)", async () => {
+        const link = linkFor(await newAccount(), { tags: ["v1"], updatedAt: T0 });
+        await insertOk([link]);
+        const v2 = { ...link, folder: "second", tags: ["v2"], updatedAt: T0 + 1 };
+        expect(await store.updateLink(v2, T0)).toBe(true);
+        // A writer that read the first version loses: nothing of its write lands, tags included.
+        expect(await store.updateLink({ ...link, target: "https://stale.example.com/", tags: ["stale"], updatedAt: T0 + 1 }, T0)).toBe(false);
+        expect(await store.getLinkById(link.id)).toEqual(v2);
+        expect((await store.listLinks(link.accountId, { limit: 10, tag: "stale" })).links).toEqual([]);
+        expect(await store.updateLink({ ...v2, folder: "third", updatedAt: T0 + 2 }, T0 + 1)).toBe(true);
+        expect((await store.getLinkById(link.id))?.folder).toBe("third");
+        await store.deleteLink(link.id);
+        expect(await store.updateLink({ ...v2, updatedAt: T0 + 3 }, T0 + 2)).toBe(false);
       });
 
       test("deleteLink removes the link with its tags, clicks and stats; the slug can be reused", async () => {

@@ -282,6 +282,33 @@ describe("read, list, update, delete", () => {
     expectProblem(await a.get("/api/v1/links/delete-me"), 404, "not_found");
     expect((await api(server).get("/delete-me")).status).toBe(404);
   });
+
+  test("concurrent PATCHes of different fields both land (the slow one, hashing a password, is re-applied)", async () => {
+    for (let i = 0; i < 3; i++) {
+      const slug = `concurrent-${i}`;
+      await a.post("/api/v1/links", { url: "https://example.com/c", slug });
+      const [pw, folder] = await Promise.all([
+        a.patch(`/api/v1/links/${slug}`, { password: "secret-pw" }),
+        Bun.sleep(2).then(() => a.patch(`/api/v1/links/${slug}`, { folder: "kept", tags: "one,two" })),
+      ]);
+      expect([pw.status, folder.status]).toEqual([200, 200]);
+      const link = (await a.get(`/api/v1/links/${slug}`)).body;
+      expect({ hasPassword: link.hasPassword, folder: link.folder, tags: link.tags }).toEqual({ hasPassword: true, folder: "kept", tags: ["one", "two"] });
+    }
+  });
+
+  test("a PATCH racing a DELETE never brings the link back: the short address answers 404", async () => {
+    for (let i = 0; i < 3; i++) {
+      const slug = `race-delete-${i}`;
+      await a.post("/api/v1/links", { url: "https://example.com/r", slug });
+      expect((await api(server).get(`/${slug}`)).status).toBe(302); // cached by the redirector
+      const [patched, deleted] = await Promise.all([a.patch(`/api/v1/links/${slug}`, { password: "secret-pw" }), Bun.sleep(2).then(() => a.del(`/api/v1/links/${slug}`))]);
+      expect(deleted.status).toBe(204);
+      expect([200, 404]).toContain(patched.status);
+      expectProblem(await a.get(`/api/v1/links/${slug}`), 404, "not_found");
+      expect((await api(server).get(`/${slug}`)).status).toBe(404);
+    }
+  });
 });
 
 describe("bulk", () => {

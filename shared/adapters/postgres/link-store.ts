@@ -321,11 +321,12 @@ export class PostgresLinkStore implements LinkStore {
     });
   }
 
-  updateLink(l: LinkRecord): Promise<void> {
+  updateLink(l: LinkRecord, expectedUpdatedAt?: number): Promise<boolean> {
+    const expected = expectedUpdatedAt ?? null;
     return this.run(async () => {
       // One statement: the row, then its tag rows brought in line with the new list. JSON goes in as text
       // (`::text::jsonb`) because postgres.js would JSON-encode a jsonb-typed parameter a second time.
-      await this.sql`
+      const [{ n }] = await this.sql<{ n: number }[]>`
         WITH u AS (
           UPDATE links SET
             domain = ${l.domain}, slug = ${l.slug}, target = ${l.target}, status = ${l.status},
@@ -336,15 +337,18 @@ export class PostgresLinkStore implements LinkStore {
             rules = ${JSON.stringify(l.rules)}::text::jsonb, ab_urls = ${JSON.stringify(l.abUrls)}::text::jsonb,
             webhook_url = ${l.webhookUrl}, webhook_secret = ${l.webhookSecret}, serve_og = ${l.serveOg},
             og_title = ${l.ogTitle}, og_description = ${l.ogDescription}, og_image_url = ${l.ogImageUrl}
-          WHERE id = ${l.id}
+          WHERE id = ${l.id} AND (${expected}::bigint IS NULL OR updated_at = ${expected}::bigint)
           RETURNING id
         ), gone AS (
           DELETE FROM link_tags
           WHERE link_id IN (SELECT id FROM u) AND NOT (tag = ANY (${l.tags}::text[]))
+        ), added AS (
+          INSERT INTO link_tags (link_id, tag)
+          SELECT u.id, t.tag FROM u CROSS JOIN unnest(${l.tags}::text[]) AS t(tag)
+          ON CONFLICT DO NOTHING
         )
-        INSERT INTO link_tags (link_id, tag)
-        SELECT u.id, t.tag FROM u CROSS JOIN unnest(${l.tags}::text[]) AS t(tag)
-        ON CONFLICT DO NOTHING`;
+        SELECT count(*)::int AS n FROM u`;
+      return n > 0;
     });
   }
 

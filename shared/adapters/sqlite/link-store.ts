@@ -335,28 +335,29 @@ export class SqliteLinkStore implements LinkStore {
     return r ? rowToLink(r) : null;
   }
 
-  async updateLink(l: LinkRecord): Promise<void> {
+  async updateLink(l: LinkRecord, expectedUpdatedAt?: number): Promise<boolean> {
     try {
-      this.db
-        .transaction(() => {
+      return this.db
+        .transaction((): boolean => {
           const res = this.st(
             `UPDATE links SET domain = ?, slug = ?, target = ?, status = ?, updated_at = ?, expires_at = ?,
                starts_at = ?, max_hits = ?, password_hash = ?, tags = ?, folder = ?, utm_source = ?,
                utm_medium = ?, utm_campaign = ?, rules = ?, ab_urls = ?, webhook_url = ?, webhook_secret = ?,
                serve_og = ?, og_title = ?, og_description = ?, og_image_url = ?
-             WHERE id = ?`,
+             WHERE id = ? AND (? IS NULL OR updated_at = ?)`,
           ).run(
             l.domain, l.slug, l.target, l.status, l.updatedAt, l.expiresAt, l.startsAt, l.maxHits, l.passwordHash,
             JSON.stringify(l.tags), l.folder, l.utmSource, l.utmMedium, l.utmCampaign, JSON.stringify(l.rules),
             JSON.stringify(l.abUrls), l.webhookUrl, l.webhookSecret, l.serveOg ? 1 : 0, l.ogTitle,
-            l.ogDescription, l.ogImageUrl, l.id,
+            l.ogDescription, l.ogImageUrl, l.id, expectedUpdatedAt ?? null, expectedUpdatedAt ?? null,
           );
-          if (res.changes === 0) return;
+          if (res.changes === 0) return false;
           this.st(`DELETE FROM link_tags WHERE link_id = ?`).run(l.id);
           this.st(`INSERT OR IGNORE INTO link_tags (link_id, tag) SELECT ?, value FROM json_each(?)`).run(
             l.id,
             JSON.stringify(l.tags),
           );
+          return true;
         })
         .immediate();
     } catch (err) {
