@@ -75,7 +75,7 @@ export const CreateLinkInput = T.Object(
     slug: T.Optional(T.String({ maxLength: 200, description: "Custom slug: 3-40 of A-Z a-z 0-9 - _ (case-sensitive). Random 7 characters when omitted." })),
     ...commonFields,
   },
-  { additionalProperties: false, $id: "CreateLinkInput" },
+  { additionalProperties: false, title: "CreateLinkInput" },
 );
 export type CreateLinkInput = Static<typeof CreateLinkInput>;
 
@@ -84,7 +84,7 @@ export const UpdateLinkInput = T.Object(
     targetUrl: T.Optional(Address("New destination.")),
     ...commonFields,
   },
-  { additionalProperties: false, $id: "UpdateLinkInput" },
+  { additionalProperties: false, title: "UpdateLinkInput" },
 );
 export type UpdateLinkInput = Static<typeof UpdateLinkInput>;
 
@@ -123,7 +123,7 @@ export const LinkObject = T.Object(
     ogImageUrl: NullableString,
     webhookSecret: NullableString,
   },
-  { $id: "Link" },
+  { title: "Link" },
 );
 export type LinkObject = Static<typeof LinkObject>;
 
@@ -131,7 +131,7 @@ export const LinkList = T.Object({ links: T.Array(LinkObject), nextCursor: Nulla
 
 export const ListLinksQuery = T.Object(
   {
-    limit: T.Optional(T.String({ description: "1-500, default 50." })),
+    limit: T.Optional(T.Integer({ minimum: 1, maximum: 500, description: "Links per page, 1-500, default 50." })),
     cursor: T.Optional(T.String({ description: "nextCursor of the previous page." })),
     tag: T.Optional(T.String({ description: "Only links with this tag." })),
     folder: T.Optional(T.String({ description: "Only links in this folder." })),

@@ -1,9 +1,10 @@
 /**
  * OpenAPI from the same TypeBox schemas (design §3): `@elysiajs/openapi` (the successor of
- * @elysiajs/swagger for Elysia 1.4) collects each route's `detail`. Bodies are declared here rather than
- * as Elysia `body` validators because the contract wants auth checked before the body is parsed.
+ * @elysiajs/swagger for Elysia 1.4) collects each route's `detail`. Bodies and query parameters are declared
+ * here rather than as Elysia validators because the contract wants auth checked first: Elysia validates before
+ * a handler runs, so a bad query would answer 400 to a caller without a key. The services validate them.
  */
-import type { TSchema } from "@sinclair/typebox";
+import type { TObject, TSchema } from "@sinclair/typebox";
 import { openapi } from "@elysiajs/openapi";
 import type { DocumentDecoration } from "elysia";
 import { Problem } from "../../shared/schemas.ts";
@@ -11,11 +12,15 @@ import { Problem } from "../../shared/schemas.ts";
 const json = (schema: TSchema) => ({ "application/json": { schema } });
 const problem = (description: string) => ({ description, content: { "application/problem+json": { schema: Problem } } });
 
-export function doc(summary: string, o: { body?: TSchema; ok: [number, TSchema] }) {
+export function doc(summary: string, o: { body?: TSchema; query?: TObject; ok: [number, TSchema] }) {
   // TypeBox schemas are JSON Schema; only their TypeScript types differ from openapi-types'.
+  const parameters = Object.entries(o.query?.properties ?? {}).map(([name, schema]) => ({
+    name, in: "query", required: false, description: (schema as { description?: string }).description, schema,
+  }));
   const detail = {
       summary,
       security: [{ bearer: [] }],
+      ...(parameters.length ? { parameters } : {}),
       ...(o.body ? { requestBody: { required: true, content: json(o.body) } } : {}),
       responses: {
         [o.ok[0]]: o.ok[0] === 204 ? { description: "No content" } : { description: "OK", content: json(o.ok[1]) },

@@ -15,8 +15,8 @@ export const linkRoutes = (deps: Deps, api: ApiContext) =>
     }, doc("Create a link", { body: CreateLinkInput, ok: [201, LinkObject] }))
     .get("/links", async ({ request, set, query }) => {
       const caller = await api.guard(request, set.headers);
-      return links.listLinks(deps, caller, query);
-    }, { query: ListLinksQuery, ...doc("List links (newest first, cursor pagination)", { ok: [200, LinkList] }) })
+      return links.listLinks(deps, caller, query as links.ListQuery);
+    }, doc("List links (newest first, cursor pagination)", { query: ListLinksQuery, ok: [200, LinkList] }))
     .get("/links/:slug", async ({ request, set, params }) => {
       const caller = await api.guard(request, set.headers);
       return links.getLink(deps, caller, params.slug);

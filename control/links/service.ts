@@ -222,7 +222,8 @@ export interface ListQuery {
 
 export async function listLinks(deps: Deps, caller: Caller, query: ListQuery) {
   const errors: FieldError[] = [];
-  const limit = query.limit === undefined || query.limit === "" ? 50 : Number(query.limit);
+  // Digits only: Number() would also take "0x10", "1e2" or " 7".
+  const limit = query.limit === undefined || query.limit === "" ? 50 : typeof query.limit === "string" && !/^\d{1,4}$/.test(query.limit) ? NaN : Number(query.limit);
   if (!Number.isInteger(limit) || limit < 1 || limit > 500) errors.push({ path: "/limit", message: "must be an integer from 1 to 500" });
   if (query.status !== undefined && query.status !== "" && !["active", "paused", "archived"].includes(query.status)) {
     errors.push({ path: "/status", message: "must be active, paused or archived" });

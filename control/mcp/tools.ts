@@ -69,7 +69,7 @@ const BulkCreateToolInput = T.Object(
 
 const ListLinksToolInput = T.Object(
   {
-    limit: T.Optional(T.Integer({ minimum: 1, maximum: 500, description: "Links per page, 1-500 (default 50)." })),
+    limit: ListLinksQuery.properties.limit,
     cursor: ListLinksQuery.properties.cursor,
     tag: ListLinksQuery.properties.tag,
     folder: ListLinksQuery.properties.folder,
@@ -265,9 +265,9 @@ export const LINK_TOOLS: LinkTool[] = [
 export type JsonSchemaObject = { type: "object"; properties?: Record<string, object>; required?: string[]; [key: string]: unknown };
 
 /**
- * A TypeBox schema as plain JSON Schema: the JSON round trip drops TypeBox's symbol keys, and every `$id` goes,
- * because clients compile each tool's schema separately and a repeated `$id` ("Link" inside LinkList and
- * LinkObject) makes a JSON Schema validator such as Ajv refuse the second one.
+ * A TypeBox schema as plain JSON Schema: the JSON round trip drops TypeBox's symbol keys, and any `$id` goes,
+ * because clients compile each tool's schema separately and a repeated `$id` makes a JSON Schema validator such
+ * as Ajv refuse the second one (our schemas name themselves with `title` for that reason).
  */
 export function toJsonSchema(schema: TSchema): JsonSchemaObject {
   const strip = (value: unknown): unknown => {

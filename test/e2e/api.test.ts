@@ -239,7 +239,7 @@ describe("read, list, update, delete", () => {
   });
 
   const badQueries: [string, string][] = [
-    ["limit=0", "/limit"], ["limit=501", "/limit"], ["limit=abc", "/limit"], ["status=deleted", "/status"], ["cursor=%%%garbage", "/cursor"],
+    ["limit=0", "/limit"], ["limit=501", "/limit"], ["limit=abc", "/limit"], ["limit=0x10", "/limit"], ["limit=1e2", "/limit"], ["status=deleted", "/status"], ["cursor=%%%garbage", "/cursor"],
   ];
   for (const [q, path] of badQueries) {
     test(`list with ${q} → 400 invalid_input`, async () => {
@@ -248,6 +248,15 @@ describe("read, list, update, delete", () => {
       expect(res.body.errors[0].path).toBe(path);
     });
   }
+
+  test("the key is checked before the query: a bad query without a key is 401; with one, the 400 carries RateLimit headers", async () => {
+    const anonymous = await api(server).get("/api/v1/links?limit=abc&bogus=1");
+    expectProblem(anonymous, 401, "unauthorized");
+    expect(anonymous.headers.get("www-authenticate")).toContain("Bearer");
+    const bad = await a.get("/api/v1/links?limit=abc");
+    expectProblem(bad, 400, "invalid_input");
+    expect(bad.headers.get("ratelimit-remaining")).toMatch(/^\d+$/);
+  });
 
   test("PATCH changes only the fields present; null and \"\" clear", async () => {
     await a.post("/api/v1/links", { url: "https://example.com/before", slug: "patch-me", folder: "f", utmSource: "nl", tags: ["t"] });
@@ -431,6 +440,11 @@ describe("OpenAPI", () => {
     expect(create.requestBody.content["application/json"].schema.properties.url).toBeDefined();
     expect(create.responses["201"].content["application/json"].schema.properties.shortUrl).toBeDefined();
     expect(res.body.paths["/api/v1/links/{slug}"].patch.requestBody.content["application/json"].schema.properties.targetUrl).toBeDefined();
+    // Query parameters are documented (not validated before auth), limit as an integer.
+    const limit = res.body.paths["/api/v1/links"].get.parameters.find((p: { name: string }) => p.name === "limit");
+    expect(limit).toMatchObject({ in: "query", required: false, schema: { type: "integer", minimum: 1, maximum: 500 } });
+    // No schema identifier repeats (a validator such as Ajv refuses a document where one does).
+    expect(JSON.stringify(res.body)).not.toContain('"$id"');
   });
 });
 
