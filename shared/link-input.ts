@@ -6,6 +6,8 @@
 import { AppError, invalidInput, type FieldError } from "./errors.ts";
 import { headerSafeUrl, type AbVariant, type LinkRecord, type Rule } from "./link.ts";
 import type { CreateLinkInput, UpdateLinkInput } from "./schemas.ts";
+import { isCountryCode } from "./facts/countries.ts";
+import { parseIsoDateTime } from "./time.ts";
 
 export const RESERVED_SLUGS = new Set([
   "api", "mcp", "dashboard", "docs", "healthz", "readyz", "metrics", "static", "assets", "login", "logout",
@@ -15,7 +17,6 @@ export const RESERVED_SLUGS = new Set([
 const SLUG = /^[A-Za-z0-9_-]{3,40}$/;
 const DEVICE_MATCHES = new Set(["desktop", "mobile", "tablet", "ios", "android"]);
 const CONTROL_CHARACTER = /[\x00-\x1f\x7f]/;
-const ISO_DATE = /^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2})?)?$/i;
 
 export interface InputContext {
   /** Hosts of this service's own short addresses; destinations there would loop. */
@@ -61,17 +62,18 @@ export function checkAddress(value: string, path: string, ctx: InputContext, out
 
 /** Slug rules of §3.2; throws slug_reserved or invalid_input. */
 export function checkSlug(slug: string): string {
+  // Reserved words first: some (favicon.ico, robots.txt) are not even made of slug characters.
+  if (RESERVED_SLUGS.has(slug.toLowerCase())) throw new AppError("slug_reserved", `"${slug}" is reserved`, { errors: [{ path: "/slug", message: "is reserved" }] });
   if (!SLUG.test(slug)) {
     throw invalidInput([{ path: "/slug", message: "must be 3-40 characters of A-Z, a-z, 0-9, - and _" }], "slug is invalid");
   }
-  if (RESERVED_SLUGS.has(slug.toLowerCase())) throw new AppError("slug_reserved", `"${slug}" is reserved`, { errors: [{ path: "/slug", message: "is reserved" }] });
   return slug;
 }
 
 function date(value: string | null, path: string, out: Collector): number | null | undefined {
   if (value === null || value === "") return null;
-  const ms = ISO_DATE.test(value.trim()) ? Date.parse(value.trim()) : NaN;
-  if (Number.isNaN(ms)) return void out.add(path, "must be an ISO 8601 date-time");
+  const ms = parseIsoDateTime(value);
+  if (ms === null) return void out.add(path, "must be an ISO 8601 date-time that exists (e.g. 2030-01-31T12:00:00Z; without a zone it is UTC)");
   return ms;
 }
 
@@ -97,8 +99,8 @@ function rules(value: Rule[] | null, ctx: InputContext, out: Collector): Rule[] 
   const result = value.map((r, i) => {
     let match = r.match.trim();
     if (r.kind === "country") {
-      if (!/^[A-Za-z]{2}$/.test(match)) out.add(`/rules/${i}/match`, "must be an ISO 3166-1 alpha-2 country code");
       match = match.toUpperCase();
+      if (!isCountryCode(match)) out.add(`/rules/${i}/match`, "must be an ISO 3166-1 alpha-2 country code (e.g. US, DE, GB)");
     } else {
       match = match.toLowerCase();
       if (!DEVICE_MATCHES.has(match)) out.add(`/rules/${i}/match`, "must be desktop, mobile, tablet, ios or android");
@@ -133,7 +135,7 @@ export function normaliseChanges(input: CreateLinkInput | UpdateLinkInput, ctx: 
   if (target !== undefined) c.target = checkAddress(target.trim(), targetPath, ctx, out);
   if (input.expiresAt !== undefined) c.expiresAt = date(input.expiresAt, "/expiresAt", out);
   if (input.startsAt !== undefined) c.startsAt = date(input.startsAt, "/startsAt", out);
-  if (input.maxHits !== undefined) c.maxHits = input.maxHits;
+  if (input.maxHits !== undefined) c.maxHits = input.maxHits === "" ? null : input.maxHits;
   if (input.status !== undefined) c.status = input.status;
   if (input.password !== undefined) c.password = input.password === null || input.password === "" ? null : input.password;
   if (input.tags !== undefined) c.tags = normaliseTags(input.tags, out);
@@ -141,8 +143,8 @@ export function normaliseChanges(input: CreateLinkInput | UpdateLinkInput, ctx: 
   if (input.utmSource !== undefined) c.utmSource = text(input.utmSource);
   if (input.utmMedium !== undefined) c.utmMedium = text(input.utmMedium);
   if (input.utmCampaign !== undefined) c.utmCampaign = text(input.utmCampaign);
-  if (input.rules !== undefined) c.rules = rules(input.rules, ctx, out);
-  if (input.abUrls !== undefined) c.abUrls = abUrls(input.abUrls, ctx, out);
+  if (input.rules !== undefined) c.rules = rules(input.rules === "" ? null : input.rules, ctx, out);
+  if (input.abUrls !== undefined) c.abUrls = abUrls(input.abUrls === "" ? null : input.abUrls, ctx, out);
   if (input.webhookUrl !== undefined) c.webhookUrl = optionalAddress(input.webhookUrl, "/webhookUrl", ctx, out);
   if (input.serveOg !== undefined) c.serveOg = parseFlag(input.serveOg);
   if (input.ogTitle !== undefined) c.ogTitle = text(input.ogTitle);

@@ -71,7 +71,7 @@ describe("create", () => {
   });
 
   test("reserved slug → 400 slug_reserved", async () => {
-    for (const slug of ["api", "dashboard", "healthz", "MCP"]) {
+    for (const slug of ["api", "dashboard", "healthz", "MCP", "favicon.ico", "robots.txt"]) {
       expectProblem(await a.post("/api/v1/links", { url: "https://example.com", slug }), 400, "slug_reserved");
     }
   });
@@ -102,6 +102,7 @@ describe("create", () => {
     ["21 tags", { url: "https://example.com", tags: Array.from({ length: 21 }, (_, i) => `t${i}`) }, "/tags"],
     ["folder too long", { url: "https://example.com", folder: "f".repeat(81) }, "/folder"],
     ["bad rule country", { url: "https://example.com", rules: [{ kind: "country", match: "USA", url: "https://e.com" }] }, "/rules/0/match"],
+    ["rule country not assigned (XX)", { url: "https://example.com", rules: [{ kind: "country", match: "XX", url: "https://e.com" }] }, "/rules/0/match"],
     ["bad rule kind", { url: "https://example.com", rules: [{ kind: "weather", match: "rain", url: "https://e.com" }] }, "/rules/0/kind"],
     ["A/B weight zero", { url: "https://example.com", abUrls: [{ url: "https://e.com", weight: 0 }] }, "/abUrls/0/weight"],
     ["webhook not http", { url: "https://example.com", webhookUrl: "ftp://hooks.example.com" }, "/webhookUrl"],
@@ -268,6 +269,36 @@ describe("read, list, update, delete", () => {
     expect(r.headers.get("location")).toBe("https://example.com/after");
   });
 
+  test("\"\" clears every clearable field, the limit, rules and A/B destinations included", async () => {
+    const a = api(server, await createKey(server, "clear-all@example.com")); // its own rate-limit budget
+    const rich = {
+      url: "https://example.com/rich", slug: "clear-all", maxHits: 5, folder: "f", tags: "a,b", utmCampaign: "c",
+      rules: [{ kind: "country", match: "de", url: "https://example.de/" }], abUrls: [{ url: "https://a.example.com/", weight: 1 }],
+      webhookUrl: "https://93.184.216.34/hook", ogTitle: "t", ogDescription: "d", ogImageUrl: "https://img.example.com/i.png",
+      expiresAt: "2099-01-01T00:00:00Z", startsAt: "2020-01-01T00:00:00Z", password: "pw-to-clear",
+    };
+    expect((await a.post("/api/v1/links", rich)).status).toBe(201);
+    const fields = ["maxHits", "folder", "tags", "utmCampaign", "rules", "abUrls", "webhookUrl", "ogTitle", "ogDescription", "ogImageUrl", "expiresAt", "startsAt", "password"];
+    const res = await a.patch("/api/v1/links/clear-all", Object.fromEntries(fields.map((f) => [f, ""])));
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({
+      maxHits: null, folder: null, tags: [], utmCampaign: null, rules: [], abUrls: [], webhookUrl: null, ogTitle: null,
+      ogDescription: null, ogImageUrl: null, expiresAt: null, startsAt: null, hasPassword: false,
+    });
+  });
+
+  test("dates: without a zone they are UTC; a day that does not exist is refused", async () => {
+    const a = api(server, await createKey(server, "dates@example.com")); // its own rate-limit budget
+    const res = await a.post("/api/v1/links", { url: "https://example.com/d", expiresAt: "2030-01-01T10:00", startsAt: "2029-12-31" });
+    expect(res.status).toBe(201);
+    expect({ expiresAt: res.body.expiresAt, startsAt: res.body.startsAt }).toEqual({ expiresAt: "2030-01-01T10:00:00.000Z", startsAt: "2029-12-31T00:00:00.000Z" });
+    for (const expiresAt of ["2030-02-30T00:00:00Z", "2030-01-01T24:00:00Z", "2030-01-01T10:00:00+15:00"]) {
+      const bad = await a.post("/api/v1/links", { url: "https://example.com/d", expiresAt });
+      expectProblem(bad, 400, "invalid_input");
+      expect(bad.body.errors[0].path).toBe("/expiresAt");
+    }
+  });
+
   test("PATCH with unknown field, `url` instead of targetUrl, or bad values → 400", async () => {
     expectProblem(await a.patch("/api/v1/links/patch-me", { url: "https://e.com" }), 400, "invalid_input");
     expectProblem(await a.patch("/api/v1/links/patch-me", { status: "deleted" }), 400, "invalid_input");
@@ -293,6 +324,7 @@ describe("read, list, update, delete", () => {
   });
 
   test("concurrent PATCHes of different fields both land (the slow one, hashing a password, is re-applied)", async () => {
+    const a = api(server, await createKey(server, "concurrent@example.com")); // its own rate-limit budget
     for (let i = 0; i < 3; i++) {
       const slug = `concurrent-${i}`;
       await a.post("/api/v1/links", { url: "https://example.com/c", slug });
@@ -307,6 +339,7 @@ describe("read, list, update, delete", () => {
   });
 
   test("a PATCH racing a DELETE never brings the link back: the short address answers 404", async () => {
+    const a = api(server, await createKey(server, "race@example.com")); // its own rate-limit budget
     for (let i = 0; i < 3; i++) {
       const slug = `race-delete-${i}`;
       await a.post("/api/v1/links", { url: "https://example.com/r", slug });
