@@ -16,6 +16,7 @@ import { ClickBuffer, type ClickBufferOptions } from "./click-buffer.ts";
 import { LinkCache } from "./link-cache.ts";
 import * as pages from "./pages.ts";
 import { LazyRequestFacts, type FactsContext } from "./request-facts.ts";
+import { postedPassword } from "./password-form.ts";
 import { isUnlocked, unlockCookie } from "./unlock.ts";
 
 export interface RedirectorDeps {
@@ -242,20 +243,8 @@ export function createRedirector(deps: RedirectorDeps): Redirector {
     const ip = ipOf(req, server) ?? "unknown";
     const limit = await hot.rateLimit(`pw:${link.id}:${ip}`, PASSWORD_ATTEMPTS, PASSWORD_WINDOW_MS);
     if (!limit.allowed) return pages.tooManyAttemptsPage(limit.resetSeconds);
-    let password = "";
-    const type = req.headers.get("content-type") ?? "";
-    if (type.startsWith("application/x-www-form-urlencoded") || type.startsWith("multipart/form-data")) {
-      const len = Number(req.headers.get("content-length") ?? "0");
-      if (len <= 16_384) {
-        try {
-          const v = (await req.formData()).get("password");
-          password = typeof v === "string" ? v : "";
-        } catch {
-          password = "";
-        }
-      }
-    }
-    const ok = password.length > 0 && password.length <= 200 && (await Bun.password.verify(password, link.passwordHash!));
+    const password = await postedPassword(req);
+    const ok = password.length > 0 && (await Bun.password.verify(password, link.passwordHash!));
     if (!ok) return pages.passwordPage(link.slug, { wrong: true });
     return respond(req, server, link, "POST", true, now);
   }

@@ -174,6 +174,30 @@ describe("the form and the POST flow", () => {
     expect((await submit(slug, PASSWORD, { client })).status).toBe(302);
   });
 
+  test("the form may be multipart; a body over 16 KiB is not read, chunked (no Content-Length) or not", async () => {
+    const slug = await createLink({ url: "https://hidden.example.com/forms" });
+    const multipart = new FormData();
+    multipart.set("password", PASSWORD);
+    const post = (client: string, body: BodyInit) =>
+      api(server).raw(`/${slug}`, { method: "POST", headers: { "x-forwarded-for": client, "user-agent": DESKTOP }, body }).then(record);
+    expect((await post(newClient(), multipart)).status).toBe(302);
+    const big = `password=${encodeURIComponent(PASSWORD)}&pad=${"x".repeat(20_000)}`;
+    expectForm(await post(newClient(), big), slug); // with Content-Length
+    const chunked = new ReadableStream<Uint8Array>({
+      start(c) {
+        for (let i = 0; i < 4; i++) c.enqueue(new TextEncoder().encode(i === 0 ? big.slice(0, 5_000) : big.slice(i * 5_000, (i + 1) * 5_000)));
+        c.enqueue(new TextEncoder().encode(big.slice(20_000)));
+        c.close();
+      },
+    });
+    const res = await fetch(`${server.url}/${slug}`, {
+      method: "POST", body: chunked, redirect: "manual",
+      headers: { "content-type": "application/x-www-form-urlencoded", "x-forwarded-for": newClient(), "user-agent": DESKTOP },
+    });
+    expect(res.status).toBe(401);
+    expect(await res.text()).toContain('type="password"');
+  });
+
   test("removing the password makes the link a plain redirect", async () => {
     const slug = await createLink({ url: "https://hidden.example.com/open" });
     expect((await visit(slug, { client: newClient() })).status).toBe(401);
