@@ -29,12 +29,26 @@ export function schemaErrors(schema: TSchema, value: unknown, prefix = ""): Fiel
     if (variants?.length === 1 && e.value !== null && e.path) {
       out.push(...schemaErrors(variants[0], e.value, prefix + e.path));
     } else {
-      const message = e.message === "Unexpected property" ? "unknown field" : e.message;
+      const message = e.message === "Unexpected property" ? "unknown field" : e.schema.anyOf ? unionMessage(e.schema) : e.message;
       out.push({ path, message });
     }
     if (out.length >= 50) break;
   }
   return out.slice(0, 50);
+}
+
+const ARTICLE: Record<string, string> = { array: "an array", object: "an object", string: "a string", integer: "an integer", number: "a number", boolean: "true or false", null: "null" };
+
+/** What a union accepts, said plainly ("Expected union value" tells nobody anything). */
+function unionMessage(schema: TSchema): string {
+  const variants = schema.anyOf as TSchema[];
+  if (variants.every((v) => v.const !== undefined || v.type === "null" || v.type === "boolean")) {
+    const values = variants.map((v) => (v.type === "boolean" ? "true, false" : JSON.stringify(v.const ?? null)));
+    return `must be one of ${values.join(", ")}`;
+  }
+  const kinds = [...new Set(variants.map((v) => (v.const !== undefined ? JSON.stringify(v.const) : ARTICLE[v.type as string] ?? String(v.type))))];
+  const description = typeof schema.description === "string" ? ` (${schema.description})` : "";
+  return `must be ${kinds.slice(0, -1).join(", ")}${kinds.length > 1 ? " or " : ""}${kinds.at(-1)}${description}`;
 }
 
 /** Returns the value typed by its schema, or throws `invalid_input` listing every invalid field. */

@@ -301,7 +301,11 @@ describe("read, list, update, delete", () => {
 
   test("PATCH with unknown field, `url` instead of targetUrl, or bad values → 400", async () => {
     expectProblem(await a.patch("/api/v1/links/patch-me", { url: "https://e.com" }), 400, "invalid_input");
-    expectProblem(await a.patch("/api/v1/links/patch-me", { status: "deleted" }), 400, "invalid_input");
+    const status = await a.patch("/api/v1/links/patch-me", { status: "deleted" });
+    expectProblem(status, 400, "invalid_input");
+    expect(status.body.errors).toEqual([{ path: "/status", message: 'must be one of "active", "paused", "archived"' }]);
+    const flag = await a.patch("/api/v1/links/patch-me", { serveOg: "maybe" });
+    expect(flag.body.errors[0].message).toStartWith("must be one of true, false, ");
     expectProblem(await a.patch("/api/v1/links/patch-me", { targetUrl: "javascript:alert(1)" }), 400, "invalid_input");
     expectProblem(await a.raw("/api/v1/links/patch-me", { method: "PATCH", headers: { "content-type": "application/json" }, body: "{" }), 400, "invalid_json");
     expectProblem(await a.patch("/api/v1/links/no-such", { folder: "x" }), 404, "not_found");
