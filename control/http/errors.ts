@@ -57,3 +57,8 @@ export function errorResponse(err: AppError, headers?: Record<string, unknown>):
   if (headers) for (const [k, v] of Object.entries(headers)) if (typeof v === "string") extra[k] = v;
   return problemResponse(err, extra);
 }
+
+/** 405 for a known path asked with a method it does not answer; `allow` lists the methods it does. */
+export function methodNotAllowed(allow: string, detail = `Use ${allow}`): Response {
+  return errorResponse(new AppError("method_not_allowed", detail), { allow });
+}

@@ -3,6 +3,7 @@ import { Elysia, t } from "elysia";
 import { BulkCreateInput, BulkResult, CreateLinkInput, LinkList, LinkObject, ListLinksQuery, UpdateLinkInput } from "../../shared/schemas.ts";
 import type { Deps } from "../deps.ts";
 import type { ApiContext } from "../http/api.ts";
+import { methodNotAllowed } from "../http/errors.ts";
 import { doc } from "../http/openapi.ts";
 import * as links from "./service.ts";
 
@@ -34,4 +35,8 @@ export const linkRoutes = (deps: Deps, api: ApiContext) =>
     .post("/bulk", async ({ request, set }) => {
       const caller = await api.guard(request, set.headers);
       return links.bulkCreateLinks(deps, caller, links.bulkRowsOf(await api.body(request)));
-    }, doc("Create up to 500 links; each row succeeds or fails alone", { body: BulkCreateInput, ok: [200, BulkResult] }));
+    }, doc("Create up to 500 links; each row succeeds or fails alone", { body: BulkCreateInput, ok: [200, BulkResult] }))
+    // Any other method on these paths: 405 naming the ones they answer (Elysia tries these after the routes above).
+    .all("/links", () => methodNotAllowed("GET, POST"), { parse: "none", detail: { hide: true } })
+    .all("/links/:slug", () => methodNotAllowed("GET, PATCH, DELETE"), { parse: "none", detail: { hide: true } })
+    .all("/bulk", () => methodNotAllowed("POST"), { parse: "none", detail: { hide: true } });

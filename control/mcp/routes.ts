@@ -24,7 +24,7 @@ import { Elysia } from "elysia";
 import { AppError, toAppError } from "../../shared/errors.ts";
 import type { Caller, Deps } from "../deps.ts";
 import type { ApiContext } from "../http/api.ts";
-import { errorResponse } from "../http/errors.ts";
+import { errorResponse, methodNotAllowed } from "../http/errors.ts";
 import { McpSessions, type SessionLimits } from "./sessions.ts";
 import { getServer } from "./server.ts";
 
@@ -55,11 +55,6 @@ function withHeaders(res: Response, extra: Record<string, unknown>): Response {
   return new Response(res.body, { status: res.status, statusText: res.statusText, headers });
 }
 
-function methodNotAllowed(): Response {
-  return errorResponse(new AppError("method_not_allowed", "Use POST to send MCP messages and DELETE to end a session"), {
-    allow: "POST, DELETE",
-  });
-}
 
 export interface McpHandler {
   handle(request: Request): Promise<Response>;
@@ -113,7 +108,7 @@ export function createMcpHandler(deps: Deps, api: ApiContext, limits?: SessionLi
       const caller = await api.guard(request, headers);
       if (request.method === "POST") return withHeaders(await post(request, caller, headers), headers);
       if (request.method === "DELETE") return withHeaders(await del(request, caller), headers);
-      return withHeaders(methodNotAllowed(), headers);
+      return withHeaders(methodNotAllowed("POST, DELETE", "Use POST to send MCP messages and DELETE to end a session"), headers);
     } catch (e) {
       return errorResponse(toAppError(e), headers);
     }

@@ -3,6 +3,7 @@ import { Elysia } from "elysia";
 import { LinkStats } from "../../shared/schemas.ts";
 import type { Deps } from "../deps.ts";
 import type { ApiContext } from "../http/api.ts";
+import { methodNotAllowed } from "../http/errors.ts";
 import { doc } from "../http/openapi.ts";
 import { getLinkStats } from "./service.ts";
 
@@ -10,4 +11,5 @@ export const statsRoutes = (deps: Deps, api: ApiContext) =>
   new Elysia({ name: "stats-routes" }).get("/links/:slug/stats", async ({ request, set, params }) => {
     const caller = await api.guard(request, set.headers);
     return getLinkStats(deps, caller, params.slug);
-  }, doc("Click statistics of a link", { ok: [200, LinkStats] }));
+  }, doc("Click statistics of a link", { ok: [200, LinkStats] }))
+    .all("/links/:slug/stats", () => methodNotAllowed("GET"), { parse: "none", detail: { hide: true } });

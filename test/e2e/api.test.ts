@@ -466,6 +466,23 @@ describe("rate limit", () => {
   });
 });
 
+describe("methods", () => {
+  test("a known path asked with another method → 405 method_not_allowed with Allow", async () => {
+    const cases: [string, string, string][] = [
+      ["PUT", "/api/v1/links/first-link", "GET, PATCH, DELETE"],
+      ["DELETE", "/api/v1/links", "GET, POST"],
+      ["GET", "/api/v1/bulk", "POST"],
+      ["POST", "/api/v1/links/first-link/stats", "GET"],
+    ];
+    for (const [method, path, allow] of cases) {
+      const res = await a.raw(path, { method });
+      expectProblem(res, 405, "method_not_allowed");
+      expect(res.headers.get("allow")).toBe(allow);
+    }
+    expect((await a.get("/api/v1/links/first-link")).status).toBe(200); // the routes themselves still answer
+  });
+});
+
 describe("OpenAPI", () => {
   test("GET /api/v1/openapi.json without auth documents every route with the same schemas", async () => {
     const res = await api(server).get("/api/v1/openapi.json");
