@@ -134,7 +134,7 @@ async function main() {
     },
   });
 
-  console.log(`clink ${role} listening on ${config.baseUrl} (port ${server.port}); data: ${description}`);
+  console.log(`clink ${role} listening on port ${server.port} for ${config.baseUrl}; data: ${description}`);
   if (role === "embedded") console.log(`Create your first API key: npm run create-key -- --email you@example.com`);
 
   let stopping = false;

@@ -3,6 +3,7 @@
  * Nothing else in the codebase reads process.env; the parsed Config is passed in.
  */
 import { resolve } from "node:path";
+import { parseCidr } from "./net/ip.ts";
 
 export type Mode = "embedded" | "scale";
 
@@ -74,7 +75,6 @@ function parseUrl(env: Env, name: string, protocols: string[]): string | undefin
   return raw;
 }
 
-const CIDR = /^(?:\d{1,3}(?:\.\d{1,3}){3}|[0-9a-fA-F:.]+)(?:\/\d{1,3})?$/;
 
 export function loadConfig(env: Env = process.env): Config {
   const port = parsePort(env, "PORT", 3000);
@@ -108,7 +108,9 @@ export function loadConfig(env: Env = process.env): Config {
   if (countryHeader && !/^[a-z0-9-]+$/.test(countryHeader)) throw new ConfigError("COUNTRY_HEADER", "must be an HTTP header name");
 
   const trustedProxies = (nonEmpty(env, "TRUSTED_PROXIES") ?? "").split(",").map((s) => s.trim()).filter(Boolean);
-  for (const p of trustedProxies) if (!CIDR.test(p)) throw new ConfigError("TRUSTED_PROXIES", `has an invalid address or CIDR "${p}"`);
+  // The parser the client-address resolver uses, so whatever passes here is what it can use (a pattern let
+  // "cafe" or "10.0.0.0/99" through to a crash at start-up).
+  for (const p of trustedProxies) if (!parseCidr(p)) throw new ConfigError("TRUSTED_PROXIES", `has an invalid address or CIDR "${p}"`);
 
   const signup = (nonEmpty(env, "SIGNUP") ?? "open").toLowerCase();
   if (signup !== "open" && signup !== "closed") throw new ConfigError("SIGNUP", `must be "open" or "closed", got "${signup}"`);

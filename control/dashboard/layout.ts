@@ -61,7 +61,7 @@ const FLASH: Record<string, string> = {
 };
 
 export function flashBox(code: string | null): string {
-  const text = code ? FLASH[code] : undefined;
+  const text = code && Object.hasOwn(FLASH, code) ? FLASH[code] : undefined; // not "constructor" or "__proto__"
   return text ? `<p class="flash" role="status">${esc(text)}</p>` : "";
 }
 

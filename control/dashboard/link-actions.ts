@@ -51,7 +51,7 @@ export async function updateLinkAction({ ctx, form }: FormCtx<SignedInCtx>): Pro
   const current = await getLink(ctx.deps, ctx.caller, ctx.params.slug ?? "");
   const values = { ...valuesFromForm(form), slug: current.slug, hasPassword: current.hasPassword };
   try {
-    await updateLink(ctx.deps, ctx.caller, current.slug, updateInputFrom(values));
+    await updateLink(ctx.deps, ctx.caller, current.slug, updateInputFrom(values, valuesFromLink(current)));
     return redirect(`${linkPath(current.slug)}/stats?flash=updated`);
   } catch (e) {
     const err = formError(e);

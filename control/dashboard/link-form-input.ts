@@ -87,7 +87,8 @@ export function valuesFromForm(form: URLSearchParams): LinkFormValues {
     startsAt: s("startsAt"), maxHits: s("maxHits").trim(), password: s("password"), removePassword: form.has("removePassword"),
     hasPassword: form.get("hasPassword") === "1", tags: s("tags"), folder: s("folder"), utmSource: s("utmSource"),
     utmMedium: s("utmMedium"), utmCampaign: s("utmCampaign"), rules, abUrls, webhookUrl: s("webhookUrl").trim(),
-    serveOg: form.has("serveOg"), ogTitle: s("ogTitle"), ogDescription: s("ogDescription"), ogImageUrl: s("ogImageUrl").trim(),
+    // Browsers send a textarea's line breaks as CRLF; the API keeps what a REST client would send.
+    serveOg: form.has("serveOg"), ogTitle: s("ogTitle"), ogDescription: s("ogDescription").replaceAll("\r\n", "\n"), ogImageUrl: s("ogImageUrl").trim(),
   };
 }
 
@@ -129,12 +130,27 @@ export function createInputFrom(v: LinkFormValues): Record<string, unknown> {
   return out;
 }
 
+/** Each form field and the PATCH field it sets. */
+const UPDATE_FIELDS: [keyof LinkFormValues, string][] = [
+  ["url", "targetUrl"], ["status", "status"], ["expiresAt", "expiresAt"], ["startsAt", "startsAt"], ["maxHits", "maxHits"],
+  ["tags", "tags"], ["folder", "folder"], ["utmSource", "utmSource"], ["utmMedium", "utmMedium"], ["utmCampaign", "utmCampaign"],
+  ["rules", "rules"], ["abUrls", "abUrls"], ["webhookUrl", "webhookUrl"], ["serveOg", "serveOg"], ["ogTitle", "ogTitle"],
+  ["ogDescription", "ogDescription"], ["ogImageUrl", "ogImageUrl"],
+];
+
+/** Form values compared as a person reads them: surrounding spaces and line-break style do not count. */
+const asRead = (_key: string, v: unknown) => (typeof v === "string" ? v.trim().replaceAll("\r\n", "\n") : v);
+const sameValue = (a: unknown, b: unknown) => JSON.stringify(a, asRead) === JSON.stringify(b, asRead);
+
 /**
- * PATCH body: the form shows every field, so a blank field clears it. The password is the exception:
- * blank keeps the current one, "remove password" clears it.
+ * PATCH body: a blank field clears it. Only fields that differ from `shown` (what the form displayed) are sent,
+ * so saving a form unchanged rewrites nothing: the form cannot show everything exactly (dates to the minute, tags
+ * joined by commas), and an untouched field must keep its value. The password is the exception: blank keeps the
+ * current one, "remove password" clears it.
  */
-export function updateInputFrom(v: LinkFormValues): Record<string, unknown> {
+export function updateInputFrom(v: LinkFormValues, shown?: LinkFormValues): Record<string, unknown> {
   const out: Record<string, unknown> = { targetUrl: v.url, ...common(v, true) };
+  if (shown) for (const [field, key] of UPDATE_FIELDS) if (sameValue(v[field], shown[field])) delete out[key];
   if (v.password) out.password = v.password;
   else if (v.removePassword) out.password = null;
   return out;

@@ -147,7 +147,7 @@ export type AssetName = keyof typeof ASSETS;
 export const assetUrl = (name: AssetName) => `/dashboard/static/${name}?v=${ASSETS[name].version}`;
 
 export function serveAsset(name: string): Response {
-  const a = ASSETS[name as AssetName];
+  const a = Object.hasOwn(ASSETS, name) ? ASSETS[name as AssetName] : undefined; // not "constructor" or "__proto__"
   if (!a) return new Response("Not found", { status: 404, headers: { "content-type": "text/plain" } });
   return new Response(a.body, {
     headers: { "content-type": a.type, "cache-control": "public, max-age=31536000, immutable", "x-content-type-options": "nosniff" },

@@ -4,9 +4,11 @@
  * read from one consistent snapshot while the service keeps running.
  *
  * The file is written next to FILE under a temporary name, readable by its owner only (it holds password
- * hashes and webhook secrets), and renamed into place once complete: FILE is never a partial export.
+ * hashes and webhook secrets), and renamed into place once complete: FILE is never a partial export. A missing
+ * directory on the way to FILE is created (e.g. `backups/` on the first run).
  */
-import { createWriteStream, renameSync, rmSync } from "node:fs";
+import { createWriteStream, mkdirSync, renameSync, rmSync } from "node:fs";
+import { dirname } from "node:path";
 import { once } from "node:events";
 import { parseArgs } from "node:util";
 import { openStorage } from "../../shared/adapters/open.ts";
@@ -20,6 +22,7 @@ const FILE_ERRORS = new Set(["ENOENT", "EACCES", "EPERM", "ENOSPC", "EISDIR", "E
 
 /** Writes the export of `store` to `path` (atomically); returns what it wrote. */
 export async function exportTo(store: LinkStore, source: string, path: string): Promise<ExportCounts> {
+  mkdirSync(dirname(path), { recursive: true });
   const partial = `${path}.partial-${process.pid}`;
   const out = createWriteStream(partial, { mode: 0o600 });
   const write = async (line: string) => {

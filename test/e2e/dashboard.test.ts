@@ -56,6 +56,28 @@ function csrfOf(html: string): string {
   return m[1];
 }
 
+const unescape = (s: string) => s.replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&lt;/g, "<").replace(/&gt;/g, ">").replace(/&amp;/g, "&");
+
+/** The fields a browser would post for the first POST form of a page, as it stands (inputs, checked boxes, selects, textareas). */
+function formFieldsOf(html: string): Record<string, string[]> {
+  const form = html.slice(html.indexOf('<form method="post"', html.indexOf("<main")));
+  const body = form.slice(0, form.indexOf("</form>"));
+  const out: Record<string, string[]> = {};
+  const add = (name: string, value: string) => (out[name] ??= []).push(unescape(value));
+  for (const [tag] of body.matchAll(/<input\b[^>]*>/g)) {
+    const name = /\sname="([^"]*)"/.exec(tag)?.[1];
+    const type = /\stype="([^"]*)"/.exec(tag)?.[1] ?? "text";
+    if (!name || ((type === "checkbox" || type === "radio") && !/\schecked\b/.test(tag))) continue;
+    add(name, /\svalue="([^"]*)"/.exec(tag)?.[1] ?? "");
+  }
+  for (const [, name, options] of body.matchAll(/<select\b[^>]*\sname="([^"]*)"[^>]*>([\s\S]*?)<\/select>/g)) {
+    add(name!, /<option value="([^"]*)" selected>/.exec(options!)?.[1] ?? /<option value="([^"]*)"/.exec(options!)?.[1] ?? "");
+  }
+  // A browser sends a textarea's line breaks as CRLF.
+  for (const [, name, text] of body.matchAll(/<textarea\b[^>]*\sname="([^"]*)"[^>]*>([\s\S]*?)<\/textarea>/g)) add(name!, text!.replace(/\r?\n/g, "\r\n"));
+  return out;
+}
+
 async function signUp(server: TestServer, email: string, password = "correct horse battery"): Promise<Visitor> {
   const v = new Visitor(server.url);
   const res = await v.submit("/dashboard/signup", "/dashboard/signup", { email, password });
@@ -79,6 +101,17 @@ describe("dashboard (embedded server)", () => {
   });
   afterAll(async () => {
     await server?.stop();
+  });
+
+  test("flash codes and static names are looked up in their own tables only (not \"constructor\")", async () => {
+    const v = await signUp(server, "lookup@example.com");
+    for (const code of ["constructor", "__proto__", "toString"]) {
+      const page = await v.get(`/dashboard/links?flash=${code}`);
+      expect(page.status).toBe(200);
+      expect(page.html).not.toContain("native code");
+      expect(page.html).not.toContain("[object Object]");
+    }
+    for (const name of ["constructor", "__proto__", "toString"]) expect((await v.get(`/dashboard/static/${name}`)).status).toBe(404);
   });
 
   test("signed-out visitors are sent to sign in, and back afterwards", async () => {
@@ -235,6 +268,29 @@ describe("dashboard (embedded server)", () => {
     const taken = await v.submit("/dashboard/links/new", "/dashboard/links", { url: "https://example.com", slug: "rows" });
     expect(taken.status).toBe(409);
     expect(taken.html).toContain("is already taken");
+  });
+
+  test("saving the edit form unchanged changes nothing, also what the form cannot show exactly", async () => {
+    const v = await signUp(server, "unchanged@example.com");
+    const key = await newKey(v, "unchanged");
+    const input = {
+      url: "https://example.com/same?x=1", slug: "unchanged", expiresAt: "2031-01-01T00:00:45.500Z", startsAt: "2020-01-01T00:00:30Z",
+      tags: ["a,b", "c"], folder: "F", maxHits: 9, ogTitle: "T", ogDescription: "line 1\nline 2", serveOg: true,
+      rules: [{ kind: "country", match: "de", url: "https://example.de/" }], abUrls: [{ url: "https://a.example.com/", weight: 2.5 }],
+      utmSource: "s", webhookUrl: "https://93.184.216.34/hook",
+    };
+    expect((await api(server, key).post("/api/v1/links", input)).status).toBe(201);
+    const before = (await api(server, key).get("/api/v1/links/unchanged")).body;
+    const edit = await v.get("/dashboard/links/unchanged/edit");
+    const saved = await v.post("/dashboard/links/unchanged/edit", formFieldsOf(edit.html));
+    expect(saved.status).toBe(303);
+    const after = (await api(server, key).get("/api/v1/links/unchanged")).body;
+    expect({ ...after, updatedAt: before.updatedAt }).toEqual(before);
+    // A field changed in the form is saved, and only that one.
+    const fields = formFieldsOf((await v.get("/dashboard/links/unchanged/edit")).html);
+    fields.folder = ["G"];
+    expect((await v.post("/dashboard/links/unchanged/edit", fields)).status).toBe(303);
+    expect((await api(server, key).get("/api/v1/links/unchanged")).body).toMatchObject({ ...before, folder: "G", updatedAt: expect.any(String) });
   });
 
   test("the list filters by tag, folder and search and pages with the API cursor", async () => {

@@ -52,6 +52,9 @@ const CASES: { name: string; env: Record<string, string>; variable: string; entr
   },
   { name: "SIGNUP neither open nor closed", env: { SIGNUP: "sometimes" }, variable: "SIGNUP", entries: ["embedded"] },
   { name: "LOG_LEVEL unknown", env: { LOG_LEVEL: "chatty" }, variable: "LOG_LEVEL", entries: ["embedded"] },
+  // Shaped like an address but not one: these got past the check and crashed later with a stack trace.
+  { name: "TRUSTED_PROXIES of hex letters", env: { TRUSTED_PROXIES: "cafe" }, variable: "TRUSTED_PROXIES", entries: ["embedded", "redirector"] },
+  { name: "TRUSTED_PROXIES with a prefix over 32", env: { TRUSTED_PROXIES: "10.0.0.0/8, 10.0.0.0/99" }, variable: "TRUSTED_PROXIES", entries: ["embedded"] },
 ];
 
 describe("bad configuration stops start-up with a message naming the variable", () => {

@@ -52,7 +52,7 @@ describe("export and import between SQLite and Postgres", () => {
   const sourceDir = makeTempDir("export-src");
   const backDir = makeTempDir("export-back");
   const files = makeTempDir("export-files");
-  const exported = join(files, "clink.jsonl");
+  const exported = join(files, "backups", "clink.jsonl"); // a directory that does not exist yet: export creates it
   let d: Deployment;
   let key: string;
   let original: ExportRecord[];
