@@ -6,6 +6,8 @@
 import { AppError, invalidInput, type FieldError } from "./errors.ts";
 import { headerSafeUrl, type AbVariant, type LinkRecord, type Rule } from "./link.ts";
 import type { CreateLinkInput, UpdateLinkInput } from "./schemas.ts";
+import type { Static } from "@sinclair/typebox";
+import { schemaErrors } from "./validation.ts";
 import { isCountryCode } from "./facts/countries.ts";
 import { parseIsoDateTime } from "./time.ts";
 
@@ -152,4 +154,32 @@ export function normaliseChanges(input: CreateLinkInput | UpdateLinkInput, ctx: 
   if (input.ogImageUrl !== undefined) c.ogImageUrl = optionalAddress(input.ogImageUrl, "/ogImageUrl", ctx, out);
   if (out.errors.length) throw invalidInput(out.errors);
   return c;
+}
+
+/**
+ * A create or update body checked against its schema and the field rules in one go, so one answer names every
+ * invalid field (a form need not be sent again to learn of the next): the fields the schema refuses are left
+ * out, and the field rules judge the rest.
+ */
+export function validateLinkInput<S extends typeof CreateLinkInput | typeof UpdateLinkInput>(
+  schema: S,
+  raw: unknown,
+  ctx: InputContext,
+): { input: Static<S>; changes: LinkChanges } {
+  const errors = schemaErrors(schema, raw);
+  if (errors.length === 0) return { input: raw as Static<S>, changes: normaliseChanges(raw as Static<S>, ctx) };
+  if (typeof raw === "object" && raw !== null && !Array.isArray(raw)) {
+    const refused = new Set(errors.map((e) => e.path.split("/")[1]));
+    const rest = Object.fromEntries(Object.entries(raw).filter(([k]) => !refused.has(k)));
+    // Only missing fields may be wrong with the rest (those refused above); anything else is no input to judge.
+    if (schemaErrors(schema, rest).every((e) => refused.has(e.path.split("/")[1]))) {
+      try {
+        normaliseChanges(rest as Static<S>, ctx);
+      } catch (e) {
+        if (!(e instanceof AppError) || !e.errors) throw e;
+        errors.push(...e.errors);
+      }
+    }
+  }
+  throw invalidInput(errors);
 }

@@ -6,7 +6,7 @@ import { AppError, invalidInput, toAppError, type FieldError } from "../../share
 import { randomSlug, newId } from "../../shared/ids.ts";
 import { hashPassword } from "../../shared/passwords.ts";
 import { compileLink, linkKey, toLinkObject, type LinkRecord, type LinkStatus } from "../../shared/link.ts";
-import { checkSlug, normaliseChanges, type InputContext, type LinkChanges } from "../../shared/link-input.ts";
+import { checkSlug, validateLinkInput, type InputContext, type LinkChanges } from "../../shared/link-input.ts";
 import { BulkCreateInput, CreateLinkInput, UpdateLinkInput, type LinkObject } from "../../shared/schemas.ts";
 import { validate } from "../../shared/validation.ts";
 import { generateWebhookSecret } from "../../shared/webhooks/sign.ts";
@@ -58,8 +58,7 @@ type PreparedLink = { record: LinkRecord; customSlug: boolean };
  * I/O (a webhook target to resolve, a password to hash), so a bulk of plain links makes no promise per row.
  */
 function prepareCreate(deps: Deps, caller: Caller, raw: unknown): PreparedLink | Promise<PreparedLink> {
-  const input = validate(CreateLinkInput, raw);
-  const changes = normaliseChanges(input, inputContext(deps));
+  const { input, changes } = validateLinkInput(CreateLinkInput, raw, inputContext(deps));
   const slug = input.slug !== undefined ? checkSlug(input.slug) : randomSlug();
   const finish = (passwordHash: string | null | undefined): PreparedLink => {
     const record = applyChanges(newLinkRecord(deps, caller, slug, changes.target!), changes, passwordHash);
@@ -181,8 +180,7 @@ export async function getLink(deps: Deps, caller: Caller, slug: string): Promise
 const UPDATE_ATTEMPTS = 5;
 
 export async function updateLink(deps: Deps, caller: Caller, slug: string, raw: unknown): Promise<LinkObject> {
-  const input = validate(UpdateLinkInput, raw);
-  const changes = normaliseChanges(input, inputContext(deps));
+  const { changes } = validateLinkInput(UpdateLinkInput, raw, inputContext(deps));
   let link = await findOwnLink(deps, caller, slug);
   await assertWebhookAllowed(deps, changes.webhookUrl);
   const passwordHash = changes.password ? await hashPassword(changes.password) : changes.password;

@@ -134,6 +134,17 @@ describe("create", () => {
     expect(hop.headers.get("location")).toBe("https://example.com/x%20y");
   });
 
+  test("one answer names every invalid field, those the schema refuses and those the field rules refuse", async () => {
+    const res = await a.post("/api/v1/links", {
+      url: "javascript:alert(1)", maxHits: 0, folder: "f".repeat(81), tags: ["t".repeat(41)], expiresAt: "soon",
+      rules: [{ kind: "country", match: "ZZ", url: "https://e.com/" }], abUrls: [{ url: "https://a.example.com/", weight: -1 }], colour: "red",
+    });
+    expectProblem(res, 400, "invalid_input");
+    expect(res.body.errors.map((e: { path: string }) => e.path).sort()).toEqual(
+      ["/abUrls/0/weight", "/colour", "/expiresAt", "/folder", "/maxHits", "/rules/0/match", "/tags", "/url"],
+    );
+  });
+
   test("malformed JSON → 400 invalid_json", async () => {
     const res = await a.raw("/api/v1/links", { method: "POST", headers: { "content-type": "application/json" }, body: '{"url": "https://e.com",' });
     expectProblem(res, 400, "invalid_json");
