@@ -2,7 +2,7 @@
  * Command line of `npm run bench`: the run profile (full, --quick, --smoke) and where results go.
  *
  *   npm run bench                  full run (< 15 min): 5 rounds of 8 s per figure, 60 s RSS runs
- *   npm run bench -- --quick       development run (< 2 min): 3 rounds of 2 s, 10 s RSS run
+ *   npm run bench -- --quick       development run (< 2 min; 1.5 min on a 2-core VM): 3 rounds of 1 s, 4 s RSS runs
  *   npm run bench -- --smoke       proves the scripts work (CI): 1 round of 1 s, writes to a temp dir
  *   options: --out DIR, --only id,id (see bench/cases/index.ts), --generator wrk|autocannon, --no-install,
  *            --keep (keep server data and logs), --cpu-prof (clink servers write Bun CPU profiles, as markdown,
@@ -51,7 +51,7 @@ export interface Options {
 
 const PROFILES: Record<Profile, Omit<Options, "profile" | "outDir" | "workDir" | "keepWorkDir" | "only" | "generator" | "installWrk" | "cpuProfile">> = {
   full: { rounds: 5, durationS: 8, warmupS: 3, connections: 64, apiConnections: 32, rssS: 60, bulkReps: 8, statsRequests: 200, statsBudgetS: 4, statsClicks: [10_000, 1_000_000], scanSlugs: 500_000 },
-  quick: { rounds: 3, durationS: 2, warmupS: 1, connections: 64, apiConnections: 32, rssS: 5, bulkReps: 3, statsRequests: 40, statsBudgetS: 0.5, statsClicks: [10_000, 1_000_000], scanSlugs: 0 },
+  quick: { rounds: 3, durationS: 1, warmupS: 1, connections: 64, apiConnections: 32, rssS: 4, bulkReps: 3, statsRequests: 40, statsBudgetS: 0.5, statsClicks: [10_000, 1_000_000], scanSlugs: 0 },
   smoke: { rounds: 1, durationS: 1, warmupS: 1, connections: 16, apiConnections: 8, rssS: 2, bulkReps: 1, statsRequests: 5, statsBudgetS: 0.3, statsClicks: [1_000, 10_000], scanSlugs: 0 },
 };
 
