@@ -40,6 +40,8 @@ async function dropSchemas(): Promise<void> {
 
 const contractSchema = newSchema();
 runLinkStoreContract("Postgres", () => openOnSchema(contractSchema), dropSchemas);
+// Every schema a test below opened, also those of describe blocks without their own clean-up (they leaked before).
+afterAll(dropSchemas);
 
 describe("PostgresLinkStore specifics", () => {
   afterAll(dropSchemas);
