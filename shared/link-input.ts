@@ -3,13 +3,13 @@
  * that a JSON Schema cannot express: address checks, slug rules, tag normalisation, flag coercion.
  * Pure: every check runs and all field errors are reported together.
  */
+import type { Static } from "@sinclair/typebox";
 import { AppError, invalidInput, type FieldError } from "./errors.ts";
+import { isCountryCode } from "./facts/countries.ts";
 import { headerSafeUrl, type AbVariant, type LinkRecord, type Rule } from "./link.ts";
 import type { CreateLinkInput, UpdateLinkInput } from "./schemas.ts";
-import type { Static } from "@sinclair/typebox";
-import { schemaErrors } from "./validation.ts";
-import { isCountryCode } from "./facts/countries.ts";
 import { parseIsoDateTime } from "./time.ts";
+import { schemaErrors } from "./validation.ts";
 
 export const RESERVED_SLUGS = new Set([
   "api", "mcp", "dashboard", "docs", "healthz", "readyz", "metrics", "static", "assets", "login", "logout",

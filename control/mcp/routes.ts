@@ -55,7 +55,6 @@ function withHeaders(res: Response, extra: Record<string, unknown>): Response {
   return new Response(res.body, { status: res.status, statusText: res.statusText, headers });
 }
 
-
 export interface McpHandler {
   handle(request: Request): Promise<Response>;
   sessions: McpSessions;
