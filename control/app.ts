@@ -4,7 +4,7 @@ import type { Deps } from "./deps.ts";
 import { errorResponse, fromElysiaError } from "./http/errors.ts";
 import { dashboardRoutes } from "./dashboard/routes.ts";
 import { createApiContext } from "./http/api.ts";
-import { openapiPlugin } from "./http/openapi.ts";
+import { docsPage, openapiPlugin } from "./http/openapi.ts";
 import { KeyAuthenticator } from "./keys/service.ts";
 import { linkRoutes } from "./links/routes.ts";
 import { mcpRoutes } from "./mcp/routes.ts";
@@ -21,6 +21,7 @@ export function buildControlPlane(deps: Deps): ControlPlane {
   const app = new Elysia({ normalize: false })
     .onError(({ code, error, set }) => errorResponse(fromElysiaError(code, error), set.headers as Record<string, unknown>))
     .use(openapiPlugin(deps.config.baseUrl))
+    .get("/api/v1/docs", () => docsPage(deps.config.baseUrl), { detail: { hide: true } })
     .get("/", () => Response.redirect("/dashboard", 302))
     .group("/api/v1", (g) => g.use(linkRoutes(deps, api)).use(statsRoutes(deps, api)))
     .use(mcpRoutes(deps, api))

@@ -37,9 +37,32 @@ export function doc(summary: string, o: { body?: TSchema; query?: TObject; ok: [
   return { parse: "none" as const, detail };
 }
 
+/**
+ * The browsable reference (Scalar) runs a third-party script on this origin, where the dashboard lives too. So the
+ * version is pinned (not "latest"), and a Content-Security-Policy fences the page: it may load the script and its
+ * styles and fonts, fetch only under /api/v1/ (the document and "try it" calls, never /dashboard), post no form
+ * and embed no frame, and may not be framed itself.
+ */
+const SCALAR_SCRIPT = "https://cdn.jsdelivr.net/npm/@scalar/api-reference@1.72.1/dist/browser/standalone.min.js";
+
+export function docsPage(baseUrl: string): Response {
+  const origin = new URL(baseUrl).origin;
+  const config = JSON.stringify({ url: "/api/v1/openapi.json" }).replace(/'/g, "&#39;");
+  const csp = [
+    "default-src 'none'", "script-src https://cdn.jsdelivr.net", "style-src 'unsafe-inline' https://cdn.jsdelivr.net https://fonts.scalar.com",
+    "font-src https://cdn.jsdelivr.net https://fonts.scalar.com data:", "img-src data: https:", `connect-src ${origin}/api/v1/`,
+    "frame-src 'none'", "form-action 'none'", "base-uri 'none'", "frame-ancestors 'none'",
+  ].join("; ");
+  const html = `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1"><title>clink API</title></head><body><script id="api-reference" data-configuration='${config}'></script><script src="${SCALAR_SCRIPT}" crossorigin="anonymous"></script></body></html>`;
+  return new Response(html, {
+    headers: { "content-type": "text/html; charset=utf-8", "content-security-policy": csp, "x-content-type-options": "nosniff", "referrer-policy": "no-referrer" },
+  });
+}
+
 export const openapiPlugin = (baseUrl: string) =>
   openapi({
-    path: "/api/v1/docs",
+    // The page is docsPage above; the plugin serves the document only.
+    provider: null,
     specPath: "/api/v1/openapi.json",
     exclude: { paths: [/^(?!\/api\/v1\/)/] },
     documentation: {

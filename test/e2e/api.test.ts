@@ -495,6 +495,19 @@ describe("methods", () => {
 });
 
 describe("OpenAPI", () => {
+  test("the docs page pins its script and fences it with a CSP: fetches only under /api/v1/, no forms, no frames", async () => {
+    const res = await fetch(`${server.url}/api/v1/docs`);
+    expect(res.status).toBe(200);
+    const html = await res.text();
+    expect(html).toMatch(/<script src="https:\/\/cdn\.jsdelivr\.net\/npm\/@scalar\/api-reference@\d+\.\d+\.\d+\//);
+    expect(html).toContain("/api/v1/openapi.json");
+    const csp = res.headers.get("content-security-policy") ?? "";
+    for (const directive of ["default-src 'none'", `connect-src ${server.url}/api/v1/`, "form-action 'none'", "frame-src 'none'", "frame-ancestors 'none'"]) {
+      expect(csp).toContain(directive);
+    }
+    expect(res.headers.get("x-content-type-options")).toBe("nosniff");
+  });
+
   test("GET /api/v1/openapi.json without auth documents every route with the same schemas", async () => {
     const res = await api(server).get("/api/v1/openapi.json");
     expect(res.status).toBe(200);
