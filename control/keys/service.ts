@@ -46,9 +46,19 @@ interface CachedKey { caller: Caller; expiresAt: number; touchedAt: number }
 
 export class KeyAuthenticator {
   private cache = new Map<string, CachedKey>();
+  /** Raised by every revocation heard and every lost subscription: a key read before it is not cached. */
+  private generation = 0;
 
   constructor(private deps: Deps) {
-    deps.hot.subscribe(REVOKED_CHANNEL, (hash) => this.cache.delete(hash));
+    deps.hot.subscribe(REVOKED_CHANNEL, (hash) => {
+      this.generation++;
+      this.cache.delete(hash);
+    });
+    // Revocations published while the subscription was down never arrive: forget every cached key.
+    deps.hot.onResubscribed(() => {
+      this.generation++;
+      this.cache.clear();
+    });
   }
 
   /** The caller for an Authorization header, or AppError unauthorized. */
@@ -66,11 +76,13 @@ export class KeyAuthenticator {
       }
       return hit.caller;
     }
+    const generation = this.generation;
     const record = await this.deps.store.findApiKeyByHash(hash);
     if (!record || record.revokedAt !== null) throw new AppError("unauthorized", "The API key is unknown or revoked");
     const caller: Caller = { accountId: record.accountId, keyId: record.id };
     if (this.cache.size > 10_000) this.cache.clear();
-    this.cache.set(hash, { caller, expiresAt: now + CACHE_TTL_MS, touchedAt: now });
+    // A revocation heard while the store was read may be newer than what was read: answer, but do not keep it.
+    if (generation === this.generation) this.cache.set(hash, { caller, expiresAt: now + CACHE_TTL_MS, touchedAt: now });
     await this.deps.store.touchApiKey(record.id, now).catch(() => {});
     return caller;
   }
@@ -79,6 +91,7 @@ export class KeyAuthenticator {
   async revoke(accountId: string, keyId: string): Promise<ApiKeyView> {
     const record = await this.deps.store.revokeApiKey(accountId, keyId, this.deps.now());
     if (!record) throw new AppError("not_found", "No such API key");
+    this.generation++;
     this.cache.delete(record.keyHash);
     await this.deps.hot.publish(REVOKED_CHANNEL, record.keyHash).catch(() => {});
     return toKeyView(record);
