@@ -7,6 +7,7 @@ import type { Server } from "bun";
 import type { Config } from "../shared/config.ts";
 import { decide, type Outcome, type RequestFacts } from "../shared/decide.ts";
 import { createClientIpResolver } from "../shared/facts/client-ip.ts";
+import { addressBucket } from "../shared/net/ip.ts";
 import { classifyUserAgent } from "../shared/facts/device.ts";
 import { countryFromHeader, type CountryLookup } from "../shared/facts/geo.ts";
 import { linkKey, type CompiledLink } from "../shared/link.ts";
@@ -240,7 +241,7 @@ export function createRedirector(deps: RedirectorDeps): Redirector {
 
   async function passwordAttempt(req: Request, server: Server<unknown>, link: CompiledLink, now: number): Promise<Response> {
     // Checked before the password is verified, so a correct guess over the limit is refused too.
-    const ip = ipOf(req, server) ?? "unknown";
+    const ip = addressBucket(ipOf(req, server) ?? "unknown");
     const limit = await hot.rateLimit(`pw:${link.id}:${ip}`, PASSWORD_ATTEMPTS, PASSWORD_WINDOW_MS);
     if (!limit.allowed) return pages.tooManyAttemptsPage(limit.resetSeconds);
     const password = await postedPassword(req);

@@ -22,7 +22,9 @@ export function unlockCookie(link: CompiledLink, nowMs: number, secure: boolean)
 /** True when the request carries a valid, unexpired unlock token for this link. */
 export function isUnlocked(link: CompiledLink, cookieHeader: string | null, nowMs: number): boolean {
   if (!cookieHeader) return false;
-  const start = cookieHeader.indexOf(`${UNLOCK_COOKIE}=`);
+  // The cookie by its whole name: at the start of the header or after a separator, not inside "xclink_unlock".
+  let start = cookieHeader.indexOf(`${UNLOCK_COOKIE}=`);
+  while (start > 0 && cookieHeader[start - 1] !== ";" && cookieHeader[start - 1] !== " ") start = cookieHeader.indexOf(`${UNLOCK_COOKIE}=`, start + 1);
   if (start < 0) return false;
   const end = cookieHeader.indexOf(";", start);
   const token = cookieHeader.slice(start + UNLOCK_COOKIE.length + 1, end < 0 ? undefined : end).trim();

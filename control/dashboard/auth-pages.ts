@@ -4,6 +4,7 @@
  * for the right password.
  */
 import { AppError, type FieldError } from "../../shared/errors.ts";
+import { addressBucket } from "../../shared/net/ip.ts";
 import { createAccount, verifyCredentials } from "../accounts/service.ts";
 import { endSession, startSession } from "../accounts/sessions.ts";
 import { clientIp } from "../http/client-ip.ts";
@@ -61,7 +62,7 @@ export async function signInPage(ctx: RequestCtx): Promise<Response> {
 
 /** Counts one attempt; throws rate_limited (a 429 page) once over either limit. */
 async function throttleSignIn(ctx: RequestCtx, email: string): Promise<void> {
-  const ip = clientIp(ctx.deps, ctx.request) ?? "unknown";
+  const ip = addressBucket(clientIp(ctx.deps, ctx.request) ?? "unknown");
   const hot = ctx.deps.hot;
   const perEmail = await hot.rateLimit(`signin:${ip}:${email.slice(0, 254)}`, SIGNIN_PER_EMAIL, SIGNIN_WINDOW_MS);
   const perAddress = perEmail.allowed ? await hot.rateLimit(`signin-ip:${ip}`, SIGNIN_PER_ADDRESS, SIGNIN_WINDOW_MS) : perEmail;
@@ -99,7 +100,7 @@ export async function signUpPage(ctx: RequestCtx): Promise<Response> {
 
 export async function signUp({ ctx, form }: FormCtx<RequestCtx>): Promise<Response> {
   if (ctx.deps.config.signup === "closed") return signupClosed(403);
-  const ip = clientIp(ctx.deps, ctx.request) ?? "unknown";
+  const ip = addressBucket(clientIp(ctx.deps, ctx.request) ?? "unknown");
   const limit = await ctx.deps.hot.rateLimit(`signup:${ip}`, SIGNUP_PER_ADDRESS, SIGNUP_WINDOW_MS);
   if (!limit.allowed) throw new AppError("rate_limited", "Too many accounts created from your address. Try again later.", { retryAfter: limit.resetSeconds });
   const email = field(form, "email");

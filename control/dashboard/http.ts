@@ -88,5 +88,8 @@ export function safeNext(value: string | null | undefined): string {
   if (!value || !/^\/dashboard(?:[/?#]|$)/.test(value) || value.includes("\\") || /[\x00-\x1f]/.test(value)) {
     return "/dashboard/links";
   }
+  // Dot segments (/dashboard/../slug) would leave the dashboard once the browser resolves them.
+  const resolved = new URL(value, "http://host");
+  if (resolved.host !== "host" || !/^\/dashboard(?:\/|$)/.test(resolved.pathname)) return "/dashboard/links";
   return value;
 }

@@ -144,6 +144,17 @@ export function normaliseIp(s: string): string | null {
   return (zone === -1 ? s : s.slice(0, zone)).toLowerCase();
 }
 
+/**
+ * What a per-visitor limit counts by: an IPv4 address as it is, an IPv6 address by its /64 (one subscriber usually
+ * holds a whole /64, so counting single addresses would give an attacker 2^64 budgets). Anything else as given.
+ */
+export function addressBucket(ip: string): string {
+  const parsed = parseIp(ip);
+  if (!parsed) return ip;
+  if (parsed.v === 4) return formatIPv4(parsed.n);
+  return `${Array.from(parsed.w.subarray(0, 4), (x) => x.toString(16)).join(":")}::/64`;
+}
+
 /** A network: IPv4 `net/bits` or IPv6 words + prefix length. */
 export type Cidr = { v: 4; net: number; mask: number } | { v: 6; w: Uint16Array; bits: number };
 

@@ -122,7 +122,10 @@ export async function checkWebhookTarget(
   if (!host) return { ok: false, reason: "no host" };
 
   let addresses: string[];
-  if (parseIp(host)) {
+  // For a host name, what it resolves to is not told back: that would map internal names to private addresses.
+  const literal = parseIp(host) !== null;
+  const what = (normal: string) => (literal ? normal : `host ${host}`);
+  if (literal) {
     addresses = [host];
   } else {
     try {
@@ -138,8 +141,8 @@ export async function checkWebhookTarget(
     const parsed = parseIp(a);
     if (!parsed) return { ok: false, reason: `host ${host} resolves to an unreadable address` };
     const normal = normaliseIp(a)!;
-    if (isMetadataParsed(parsed)) return { ok: false, reason: `${normal} is a metadata address` };
-    if (!allowPrivate && isPrivateParsed(parsed)) return { ok: false, reason: `${normal} is not a public address` };
+    if (isMetadataParsed(parsed)) return { ok: false, reason: `${what(normal)} is a metadata address` };
+    if (!allowPrivate && isPrivateParsed(parsed)) return { ok: false, reason: `${what(normal)} is not a public address` };
     if (chosen === null || (parsed.v === 4 && chosen.indexOf(":") !== -1)) chosen = normal;
   }
   return { ok: true, address: chosen! };

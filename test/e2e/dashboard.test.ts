@@ -121,6 +121,11 @@ describe("dashboard (embedded server)", () => {
     expect(res.headers.get("location")).toBe(`/dashboard/signin?next=${encodeURIComponent("/dashboard/links?tag=x")}`);
     const page = await v.get("/dashboard/signin?next=https://evil.example/");
     expect(page.html).toContain('name="next" value="/dashboard/links"');
+    // Dot segments would leave the dashboard once resolved (onto a short link that forwards anywhere).
+    for (const next of ["/dashboard/../some-slug", "/dashboard/%2e%2e/some-slug", "/dashboard/./../x"]) {
+      expect((await v.get(`/dashboard/signin?next=${encodeURIComponent(next)}`)).html).toContain('name="next" value="/dashboard/links"');
+    }
+    expect((await v.get(`/dashboard/signin?next=${encodeURIComponent("/dashboard/keys?x=1")}`)).html).toContain('name="next" value="/dashboard/keys?x=1"');
     expect(page.headers.get("content-security-policy")).toContain("frame-ancestors 'none'");
   });
 

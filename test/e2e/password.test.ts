@@ -145,6 +145,8 @@ describe("the form and the POST flow", () => {
     expectForm(await visit(a, { client, cookie: `${name}=${expires}.${mac.slice(0, -2)}AA` }), a);
     expectForm(await visit(a, { client, cookie: `${name}=${expires}` }), a);
     expectForm(await visit(a, { client, cookie: `${name}=garbage` }), a);
+    expectForm(await visit(a, { client, cookie: `x${name}=${token}` }), a); // only the cookie of that exact name
+    expect((await visit(a, { client, cookie: `other=1; ${name}=${token}` })).status).toBe(302);
     expect((await visit(a, { client, cookie })).status).toBe(302);
     // A new password invalidates every cookie issued for the old one.
     expect(record(await owner.patch(`/api/v1/links/${a}`, { password: `${PASSWORD} v2` })).status).toBe(200);
@@ -228,6 +230,14 @@ describe("attempt limit", () => {
     // The budget is per client and per slug.
     expect((await submit(other, PASSWORD, { client })).status).toBe(302);
     expect((await submit(slug, PASSWORD, { client: newClient() })).status).toBe(302);
+  });
+
+  test("an IPv6 visitor is counted by its /64: rotating addresses inside it gets no fresh budget", async () => {
+    await awayFromMinuteBoundary();
+    const slug = await createLink({ url: "https://hidden.example.com/v6" });
+    for (let i = 1; i <= 5; i++) expect((await submit(slug, `${WRONG}-${i}`, { client: `2001:db8:5:6::${i.toString(16)}` })).status).toBe(401);
+    expect((await submit(slug, PASSWORD, { client: "2001:db8:5:6:ffff::99" })).status).toBe(429);
+    expect((await submit(slug, PASSWORD, { client: "2001:db8:5:7::1" })).status).toBe(302); // the next /64 is another visitor
   });
 
   test("correct attempts count too: a sixth POST within the minute is refused", async () => {

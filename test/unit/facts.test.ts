@@ -4,7 +4,7 @@ import { createClientIpResolver } from "../../shared/facts/client-ip.ts";
 import { countryFromHeader, openCountryLookup, shippedCountryDbPath } from "../../shared/facts/geo.ts";
 import { classifyUserAgent, isCrawler, matchesDevice } from "../../shared/facts/device.ts";
 import type { DeviceMatch } from "../../shared/link.ts";
-import { normaliseIp, parseCidr, parseIp } from "../../shared/net/ip.ts";
+import { addressBucket, normaliseIp, parseCidr, parseIp } from "../../shared/net/ip.ts";
 
 describe("IP parsing is strict", () => {
   test.each([
@@ -41,6 +41,19 @@ describe("IP parsing is strict", () => {
 
   test.each([["10.0.0.0/33"], ["::/129"], ["1.2.3.4/x"], ["nope/8"]])("%s is not a CIDR", (s) => {
     expect(parseCidr(s)).toBeNull();
+  });
+});
+
+describe("addressBucket: what per-visitor limits count by", () => {
+  test.each([
+    ["203.0.113.7", "203.0.113.7"],
+    ["::ffff:203.0.113.7", "203.0.113.7"],
+    ["2001:db8:1:2:aaaa:bbbb:cccc:dddd", "2001:db8:1:2::/64"],
+    ["2001:db8:1:2::1", "2001:db8:1:2::/64"],
+    ["2001:DB8:1:2:ffff::", "2001:db8:1:2::/64"],
+    ["unknown", "unknown"],
+  ])("%s → %s", (ip, bucket) => {
+    expect(addressBucket(ip)).toBe(bucket);
   });
 });
 

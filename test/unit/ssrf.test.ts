@@ -123,6 +123,11 @@ describe("checkWebhookTarget", () => {
   test("the system resolver is used by default (localhost resolves to loopback and is refused)", async () => {
     const r = await checkWebhookTarget("http://localhost:9/hook", false);
     expect(r.ok).toBe(false);
+    // A host name's resolved address is not told back (it would map internal names to private addresses).
+    if (!r.ok) expect(r.reason).toBe("host localhost is not a public address");
+    const literal = await checkWebhookTarget("http://127.0.0.1:9/hook", false);
+    if (!literal.ok) expect(literal.reason).toBe("127.0.0.1 is not a public address");
+    expect(literal.ok).toBe(false);
     const allowed = await checkWebhookTarget("http://localhost:9/hook", true);
     expect(allowed.ok).toBe(true);
     if (allowed.ok) expect(["127.0.0.1", "::1"]).toContain(allowed.address);
