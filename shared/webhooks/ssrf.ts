@@ -97,6 +97,16 @@ export function isMetadataAddress(ip: string): boolean {
 
 const systemResolve: ResolveHost = async (host) => (await lookup(host, { all: true })).map((a) => a.address);
 
+/** A name that takes longer than this to resolve is refused: the check runs while an API request waits for it. */
+const RESOLVE_TIMEOUT_MS = 3_000;
+
+/** The addresses, or null when the resolver took longer than RESOLVE_TIMEOUT_MS. */
+function withinResolveTimeout(p: Promise<string[]>): Promise<string[] | null> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), RESOLVE_TIMEOUT_MS)));
+  return Promise.race([p, timeout]).finally(() => clearTimeout(timer));
+}
+
 /**
  * Checks a webhook URL just before it is called: http/https only; the host (an IP literal, or every address it
  * resolves to) must be public unless `allowPrivate`. Returns the address to connect to (IPv4 preferred, as it
@@ -129,7 +139,9 @@ export async function checkWebhookTarget(
     addresses = [host];
   } else {
     try {
-      addresses = await resolve(host);
+      const found = await withinResolveTimeout(resolve(host));
+      if (found === null) return { ok: false, reason: `host ${host} did not resolve within ${RESOLVE_TIMEOUT_MS / 1000} s` };
+      addresses = found;
     } catch {
       return { ok: false, reason: `host ${host} does not resolve` };
     }

@@ -120,6 +120,11 @@ describe("checkWebhookTarget", () => {
     expect(new URL("http://[::ffff:127.0.0.1]/").hostname).toBe("[::ffff:7f00:1]");
   });
 
+  test("a name that does not resolve within 3 s is refused, so an API request never hangs on DNS", async () => {
+    const never = () => new Promise<string[]>(() => {});
+    expect(await checkWebhookTarget("https://slow.example/hook", false, never)).toEqual({ ok: false, reason: "host slow.example did not resolve within 3 s" });
+  });
+
   test("the system resolver is used by default (localhost resolves to loopback and is refused)", async () => {
     const r = await checkWebhookTarget("http://localhost:9/hook", false);
     expect(r.ok).toBe(false);
