@@ -7,17 +7,17 @@ import type { Server } from "bun";
 import type { Config } from "../shared/config.ts";
 import { decide, type Outcome, type RequestFacts } from "../shared/decide.ts";
 import { createClientIpResolver } from "../shared/facts/client-ip.ts";
-import { addressBucket } from "../shared/net/ip.ts";
 import { classifyUserAgent } from "../shared/facts/device.ts";
 import { countryFromHeader, type CountryLookup } from "../shared/facts/geo.ts";
 import { linkKey, type CompiledLink } from "../shared/link.ts";
+import { addressBucket } from "../shared/net/ip.ts";
 import type { ClickEvent, ClickQueue, HotState, LinkStore } from "../shared/ports.ts";
 import type { WebhookSender } from "../shared/webhooks/sender.ts";
 import { ClickBuffer, type ClickBufferOptions } from "./click-buffer.ts";
 import { LinkCache } from "./link-cache.ts";
 import * as pages from "./pages.ts";
-import { LazyRequestFacts, type FactsContext } from "./request-facts.ts";
 import { postedPassword } from "./password-form.ts";
+import { LazyRequestFacts, type FactsContext } from "./request-facts.ts";
 import { isUnlocked, unlockCookie } from "./unlock.ts";
 
 export interface RedirectorDeps {

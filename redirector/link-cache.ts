@@ -11,6 +11,7 @@
  */
 import { compileLink, type CompiledLink } from "../shared/link.ts";
 import type { HotState, LinkStore } from "../shared/ports.ts";
+import { withTimeout } from "../shared/time.ts";
 
 interface Entry { link: CompiledLink | null; expiresAt: number }
 
@@ -29,13 +30,6 @@ export interface LinkCacheOptions {
    * writes HotState on every change; a back-fill that raced with such a change heals within this time.
    */
   backfillTtlMs?: number;
-}
-
-function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
-  return new Promise((resolve, reject) => {
-    const t = setTimeout(() => reject(new Error("timeout")), ms);
-    p.then((v) => (clearTimeout(t), resolve(v)), (e) => (clearTimeout(t), reject(e)));
-  });
 }
 
 /**

@@ -12,7 +12,7 @@ async function bodyUpTo(req: Request, max: number): Promise<Uint8Array<ArrayBuff
   if (declared !== null && Number(declared) > max) return null;
   if (req.body === null) return new Uint8Array(0);
   const reader = req.body.getReader();
-  const chunks: Uint8Array[] = [];
+  const chunks: Uint8Array<ArrayBuffer>[] = [];
   let size = 0;
   for (;;) {
     const { done, value } = await reader.read();
@@ -24,13 +24,7 @@ async function bodyUpTo(req: Request, max: number): Promise<Uint8Array<ArrayBuff
     }
     chunks.push(value);
   }
-  const out = new Uint8Array(size);
-  let at = 0;
-  for (const c of chunks) {
-    out.set(c, at);
-    at += c.byteLength;
-  }
-  return out;
+  return new Uint8Array(await new Blob(chunks).arrayBuffer());
 }
 
 /** The posted password, or "" when there is none, the form is malformed or too large, or it is too long. */

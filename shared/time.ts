@@ -1,3 +1,14 @@
+/** What withTimeout rejects with when the time is up. */
+export class TimeoutError extends Error {}
+
+/** `p`'s outcome, or a TimeoutError after `ms`; the timer is cleared either way. */
+export function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const t = setTimeout(() => reject(new TimeoutError(`no answer within ${ms} ms`)), ms);
+    p.then((v) => (clearTimeout(t), resolve(v)), (e) => (clearTimeout(t), reject(e)));
+  });
+}
+
 /** ISO 8601 UTC for an epoch-ms time, null kept as null: how the API shows every date. */
 export const isoOrNull = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
 

@@ -11,6 +11,7 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
 import type { ClickQueue } from "../ports.ts";
 import type { WebhookResult } from "../webhooks/sender.ts";
+import { withTimeout } from "../time.ts";
 
 export type ProcessRole = "embedded" | "control" | "redirector";
 
@@ -115,13 +116,6 @@ export interface ClickLossView {
   readonly rejected: number;
 }
 
-/** Resolves `p`, or rejects after `ms` (a scrape must not hang on a dead Redis). */
-function within<T>(p: Promise<T>, ms: number): Promise<T> {
-  return new Promise((resolve, reject) => {
-    const t = setTimeout(() => reject(new Error("timeout")), ms);
-    p.then((v) => (clearTimeout(t), resolve(v)), (e) => (clearTimeout(t), reject(e)));
-  });
-}
 
 export class Metrics {
   readonly registry = new Registry();
@@ -216,7 +210,8 @@ export class Metrics {
       async collect() {
         if (!self.queue) return;
         try {
-          this.set(await within(self.queue.queueDepth(), 1_000));
+          // A scrape must not hang on a dead Redis.
+          this.set(await withTimeout(self.queue.queueDepth(), 1_000));
         } catch {
           // Hot state unreachable: keep the last value; /readyz says what is down.
         }

@@ -7,6 +7,7 @@
  *   balancers stop sending traffic.
  */
 import { withoutCredentials } from "./logger.ts";
+import { withTimeout } from "../time.ts";
 
 /** A dependency check: resolves when healthy, rejects (or throws) with the reason otherwise. */
 export type ReadinessCheck = () => Promise<unknown>;
@@ -30,18 +31,8 @@ function reasonOf(err: unknown): string {
   return withoutCredentials(message).slice(0, 200) || "unavailable";
 }
 
-function within(check: ReadinessCheck, ms: number): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const t = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
-    let p: Promise<unknown>;
-    try {
-      p = Promise.resolve(check());
-    } catch (e) {
-      p = Promise.reject(e);
-    }
-    p.then(() => (clearTimeout(t), resolve()), (e) => (clearTimeout(t), reject(e)));
-  });
-}
+/** The check's outcome (a synchronous throw included), or a TimeoutError after `ms`. */
+const within = (check: ReadinessCheck, ms: number): Promise<unknown> => withTimeout(Promise.resolve().then(check), ms);
 
 export function createProbes(checks: Record<string, ReadinessCheck>, opts: ProbesOptions = {}): Probes {
   const timeoutMs = opts.timeoutMs ?? 2_000;

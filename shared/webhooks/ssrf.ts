@@ -7,6 +7,7 @@
  */
 import { lookup } from "node:dns/promises";
 import { cidrContains, normaliseIp, parseCidr, parseIp, v6HasPrefix, type Cidr, type ParsedIp } from "../net/ip.ts";
+import { TimeoutError, withTimeout } from "../time.ts";
 
 /** Resolves a host name to its addresses (all families). */
 export type ResolveHost = (host: string) => Promise<string[]>;
@@ -100,13 +101,6 @@ const systemResolve: ResolveHost = async (host) => (await lookup(host, { all: tr
 /** A name that takes longer than this to resolve is refused: the check runs while an API request waits for it. */
 const RESOLVE_TIMEOUT_MS = 3_000;
 
-/** The addresses, or null when the resolver took longer than RESOLVE_TIMEOUT_MS. */
-function withinResolveTimeout(p: Promise<string[]>): Promise<string[] | null> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const timeout = new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), RESOLVE_TIMEOUT_MS)));
-  return Promise.race([p, timeout]).finally(() => clearTimeout(timer));
-}
-
 /**
  * Checks a webhook URL just before it is called: http/https only; the host (an IP literal, or every address it
  * resolves to) must be public unless `allowPrivate`. Returns the address to connect to (IPv4 preferred, as it
@@ -139,10 +133,9 @@ export async function checkWebhookTarget(
     addresses = [host];
   } else {
     try {
-      const found = await withinResolveTimeout(resolve(host));
-      if (found === null) return { ok: false, reason: `host ${host} did not resolve within ${RESOLVE_TIMEOUT_MS / 1000} s` };
-      addresses = found;
-    } catch {
+      addresses = await withTimeout(resolve(host), RESOLVE_TIMEOUT_MS);
+    } catch (err) {
+      if (err instanceof TimeoutError) return { ok: false, reason: `host ${host} did not resolve within ${RESOLVE_TIMEOUT_MS / 1000} s` };
       return { ok: false, reason: `host ${host} does not resolve` };
     }
     if (addresses.length === 0) return { ok: false, reason: `host ${host} does not resolve` };
