@@ -20,10 +20,26 @@ const CONFIG_VARS = new Set([
 const READY_TIMEOUT_MS = 30_000;
 const STOP_GRACE_MS = 20_000;
 
+/**
+ * The runtime settings `npm start` gives Bun (package.json's start script, e.g. `MIMALLOC_PURGE_DELAY=${MIMALLOC_PURGE_DELAY:--1}`),
+ * read from the script itself so the benchmark runs clink as users do. Every server of a run gets them, the bare
+ * baseline and the floor included, so a ratio compares code, not allocator settings.
+ */
+export function runtimeEnv(startScript: string = packageScripts().start ?? ""): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const m of startScript.matchAll(/(?:^|\s)([A-Z][A-Z0-9_]*)=\$\{\1:-([^}]*)\}(?=\s)/g)) env[m[1]!] = m[2]!;
+  return env;
+}
+
+export function packageScripts(): Record<string, string> {
+  return JSON.parse(readFileSync(join(REPO_ROOT, "package.json"), "utf8")).scripts;
+}
+
 export function cleanEnv(extra: Record<string, string>): Record<string, string> {
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !CONFIG_VARS.has(k)) env[k] = v;
-  return { ...env, ...extra };
+  // As in `npm start`, a value set in the shell wins over the script's default.
+  return { ...runtimeEnv(), ...env, ...extra };
 }
 
 /** A free TCP port on 127.0.0.1 (bind to 0, read it, close). */
