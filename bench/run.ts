@@ -21,7 +21,7 @@ import { describeMachine } from "./lib/machine.ts";
 import { parseOptions } from "./lib/options.ts";
 import { freePort, liveServers, startServer } from "./lib/proc.ts";
 import { writeReport } from "./lib/report.ts";
-import { ensureWrk, runWrk, wrkVersion } from "./lib/wrk.ts";
+import { ensureWrk, runWrk, wrkPlacement, wrkVersion } from "./lib/wrk.ts";
 
 const startedAt = new Date();
 const argv = process.argv.slice(2);
@@ -52,6 +52,7 @@ async function chooseGenerator(): Promise<{ generator: Generator; wrk: string | 
     note("wrk is not installed: redirect throughput measured with autocannon instead, whose own limit (~92k requests/s on 2 cores) may cap the figures; the generator check shows where.");
     return { generator: "autocannon", wrk };
   }
+  note(`${wrkPlacement()}.`);
   return { generator: "wrk", wrk };
 }
 
