@@ -36,6 +36,19 @@ const TOOL_LIST: Tool[] = LINK_TOOLS.map((t) => ({
 const TOOLS_BY_NAME = new Map<string, LinkTool>(LINK_TOOLS.map((t) => [t.name, t]));
 
 /**
+ * The schema our tools/call handler is registered with: the method alone, every other key passed through. The SDK
+ * parses a request with the registered schema before anything else, and a failed parse became -32603 Internal
+ * error; registered this way, malformed params (a name that is no string, arguments that are no object) reach
+ * the Server's own tools/call check, which answers -32602 Invalid params, as JSON-RPC asks.
+ */
+const TOOLS_CALL_METHOD = CallToolRequestSchema.pick({ method: true }).passthrough();
+
+interface CallToolParams {
+  name: string;
+  arguments?: Record<string, unknown>;
+}
+
+/**
  * Runs one tool. Success: the object as `structuredContent` plus the same JSON as text. Failure of any kind
  * (invalid input, unknown slug, slug taken, storage down): `isError: true` with the problem object as JSON text.
  * The problem is deliberately not put in `structuredContent`: clients validate structuredContent against the
@@ -56,11 +69,13 @@ export async function callTool(deps: Deps, caller: Caller, tool: LinkTool, args:
 export function getServer(deps: Deps, caller: Caller): Server {
   const server = new Server(SERVER_INFO, { capabilities: { tools: {} }, instructions: INSTRUCTIONS });
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: TOOL_LIST }));
-  server.setRequestHandler(CallToolRequestSchema, (request) => {
-    const tool = TOOLS_BY_NAME.get(request.params.name);
+  server.setRequestHandler(TOOLS_CALL_METHOD, (request) => {
+    // The Server has checked the request against CallToolRequestSchema before calling this handler.
+    const params = (request as unknown as { params: CallToolParams }).params;
+    const tool = TOOLS_BY_NAME.get(params.name);
     // An unknown tool name is a protocol error (MCP spec, tools "Error Handling"), not a tool result.
-    if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${request.params.name.slice(0, 100)}`);
-    return callTool(deps, caller, tool, request.params.arguments ?? {});
+    if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${params.name.slice(0, 100)}`);
+    return callTool(deps, caller, tool, params.arguments ?? {});
   });
   return server;
 }

@@ -314,6 +314,35 @@ describe("MCP server over Streamable HTTP", () => {
     expect((await init.json()).result.serverInfo.name).toBe("clink");
   });
 
+  test("malformed tools/call params answer JSON-RPC -32602 Invalid params, naming the field, and change nothing", async () => {
+    const malformed: [unknown, string][] = [
+      [{ name: 5, arguments: {} }, "name"],
+      [{ name: "create_link", arguments: "url=https://example.com/x" }, "arguments"],
+      [{ name: "create_link", arguments: [{ url: "https://example.com/x" }] }, "arguments"],
+      [{ arguments: { url: "https://example.com/x" } }, "name"],
+      [undefined, "params"],
+    ];
+    // Stateless, and inside the session the SDK client opened.
+    const headerSets: Record<string, string>[] = [
+      { authorization: `Bearer ${keyA}` },
+      { authorization: `Bearer ${keyA}`, "mcp-session-id": a.transport.sessionId! },
+    ];
+    for (const [params, field] of malformed) {
+      for (const headers of headerSets) {
+        const res = await rpc(server, { jsonrpc: "2.0", id: 9, method: "tools/call", ...(params === undefined ? {} : { params }) }, headers);
+        expect(res.status).toBe(200);
+        const body = await res.json();
+        expect(body).toMatchObject({ jsonrpc: "2.0", id: 9, error: { code: -32602 } });
+        expect(body.error.message).toContain("Invalid tools/call request");
+        expect(body.error.message).toContain(`"${field}"`);
+        expect(body.result).toBeUndefined();
+      }
+    }
+    // Nothing was created, and the session still serves well-formed calls.
+    expect((await api(server, keyA).get("/api/v1/links?q=example.com/x")).body).toMatchObject({ links: [] });
+    expect((await ok(a.client, "list_links", { limit: 1 })).links.length).toBeLessThanOrEqual(1);
+  });
+
   test("401 problem+json with WWW-Authenticate without a valid key; keys in the query string are ignored", async () => {
     const attempts: Record<string, string>[] = [{}, { authorization: "Bearer ck_not_a_real_key_000000000000000000" }, { authorization: keyA }];
     for (const headers of attempts) {
