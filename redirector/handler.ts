@@ -45,7 +45,13 @@ const SLUG_CHAR = (() => {
 })();
 const SLUG_MAX = 40;
 
-/** Extracts the slug from a request URL without building a URL object; null unless it is 1-40 slug characters. */
+type RedirectOutcome = Extract<Outcome, { kind: "redirect" }>;
+
+/**
+ * Extracts the slug from a request URL without building a URL object; null unless it is 1-40 slug characters.
+ * One trailing slash is allowed (`/spring/` is `/spring`): mail clients and people add one, and Bitly and Shlink
+ * accept it too.
+ */
 export function slugOf(url: string): string | null {
   const pathStart = url.indexOf("/", url.indexOf("//") + 2);
   if (pathStart < 0) return null;
@@ -53,10 +59,17 @@ export function slugOf(url: string): string | null {
   while (end < url.length) {
     const c = url.charCodeAt(end);
     if (c === 63 /* ? */ || c === 35 /* # */) break;
+    if (c === 47 /* / */ && isPathEnd(url, end + 1)) break;
     if (c >= 128 || SLUG_CHAR[c] === 0 || end - pathStart > SLUG_MAX) return null;
     end++;
   }
   return end === pathStart + 1 ? null : url.slice(pathStart + 1, end);
+}
+
+function isPathEnd(url: string, at: number): boolean {
+  if (at === url.length) return true;
+  const c = url.charCodeAt(at);
+  return c === 63 /* ? */ || c === 35 /* # */;
 }
 
 /** Whether serving this outcome leaves the hit counter alone (so the count has to be looked up, not taken). */
@@ -220,23 +233,27 @@ export function createRedirector(deps: RedirectorDeps): Redirector {
         return pages.previewPage(link!, `${config.baseUrl}/${link!.slug}`);
       case "redirect": {
         const l = link!;
-        const extra: Record<string, string> | null = method === "POST" ? { "set-cookie": unlockCookie(l, now, secureCookies) } : null;
-        const redirect = () => {
-          if (outcome.count) recordClick(req, server, l, outcome.url, outcome.variant, facts, now);
-          return extra
-            ? new Response(null, { status: 302, headers: { location: outcome.url, ...REDIRECT_HEADERS, ...extra } })
-            : redirectResponse(l, outcome.url);
-        };
-        if (!outcome.count || l.maxHits === null) return redirect();
+        if (!outcome.count || l.maxHits === null) return redirect(req, server, l, outcome, facts, method, now);
         // In-process counters (embedded mode) answer at once; only a counter not yet seeded or a remote one is awaited.
         const n = syncHits?.takeHitSync(l.id, l.maxHits);
         if (n !== undefined) {
           knownHits.set(l.id, n < 0 ? l.maxHits : n);
-          return n >= 0 ? redirect() : pages.gonePage("limit");
+          return n >= 0 ? redirect(req, server, l, outcome, facts, method, now) : pages.gonePage("limit");
         }
-        return takeHit(l).then((ok) => (ok ? redirect() : pages.gonePage("limit")), () => pages.unavailablePage());
+        return takeHit(l).then(
+          (ok) => (ok ? redirect(req, server, l, outcome, facts, method, now) : pages.gonePage("limit")),
+          () => pages.unavailablePage(),
+        );
       }
     }
+  }
+
+  /** The 302 of a redirect outcome, the click recorded first when it counts; after a password POST, with the unlock cookie. */
+  function redirect(req: Request, server: Server<unknown>, link: CompiledLink, outcome: RedirectOutcome, facts: LazyRequestFacts, method: RequestFacts["method"], now: number): Response {
+    if (outcome.count) recordClick(req, server, link, outcome.url, outcome.variant, facts, now);
+    if (method !== "POST") return redirectResponse(link, outcome.url);
+    const cookie = unlockCookie(link, now, secureCookies);
+    return new Response(null, { status: 302, headers: { location: outcome.url, ...REDIRECT_HEADERS, "set-cookie": cookie } });
   }
 
   async function passwordAttempt(req: Request, server: Server<unknown>, link: CompiledLink, now: number): Promise<Response> {

@@ -1,8 +1,8 @@
 /**
  * The facts decide() asks about one request (shared/decide.ts RequestFacts), each worked out only when a link
  * needs it and at most once: the User-Agent is parsed for device rules, the country read from the trusted header
- * or looked up for country rules. One object per request, its methods on the prototype: a redirect that needs
- * none of these costs one small allocation.
+ * or looked up for country rules, the A/B draw made for links with A/B destinations. One object per request, its
+ * methods on the prototype: a redirect that needs none of these costs one small allocation.
  */
 import type { Server } from "bun";
 import type { DeviceFacts, RequestFacts } from "../shared/decide.ts";
@@ -26,7 +26,8 @@ export function osClass(os: string): string {
 const deviceFactsOf = new WeakMap<DeviceInfo, DeviceFacts>();
 
 export class LazyRequestFacts implements RequestFacts {
-  readonly draw = Math.random();
+  /** -1 until drawn: only links with A/B destinations ask, and the pick may read it more than once. */
+  private drawValue = -1;
   /** undefined until asked; null when neither the header nor the database knows it. */
   private countryValue: string | null | undefined = undefined;
   private deviceValue: DeviceFacts | undefined = undefined;
@@ -38,6 +39,11 @@ export class LazyRequestFacts implements RequestFacts {
     readonly method: RequestFacts["method"],
     readonly unlocked: boolean,
   ) {}
+
+  get draw(): number {
+    if (this.drawValue < 0) this.drawValue = Math.random();
+    return this.drawValue;
+  }
 
   isCrawler(): boolean {
     return isCrawler(this.req.headers.get("user-agent") ?? "");

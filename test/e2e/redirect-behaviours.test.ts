@@ -92,6 +92,16 @@ describe("status and schedule", () => {
     expectRedirect(await visit(slug), "https://example.com/status");
   });
 
+  test("one trailing slash reaches the link and is counted; two, or a further segment, are 404", async () => {
+    const slug = await createLink({ url: "https://example.com/slash", utmSource: "mail" });
+    expectRedirect(await visit(`${slug}/`), "https://example.com/slash?utm_source=mail");
+    expectRedirect(await visit(`${slug}/?ref=x`), "https://example.com/slash?utm_source=mail");
+    expectHtmlPage(await visit(`${slug}//`), 404);
+    expectHtmlPage(await visit(`${slug}/more`), 404);
+    expectHtmlPage(await visit(`${slug}/more/`), 404);
+    expect((await settledStats(slug, 2)).totalClicks).toBe(2);
+  });
+
   test("expiresAt passed → 410; still ahead → 302", async () => {
     const gone = await createLink({ url: "https://example.com/e", expiresAt: iso(Date.now() - 1000) });
     const res = await visit(gone);
