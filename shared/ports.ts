@@ -45,8 +45,11 @@ export interface LinkFilter {
 
 /** A click as written to storage: the address is already reduced to a country, never stored raw. */
 export interface StoredClick {
-  /** Unique per click so a redelivered batch is written once. */
-  id: string;
+  /**
+   * The delivery it came in (a stream entry, a writer-thread batch): delivered, redelivered and written whole,
+   * so it is what makes a redelivery harmless. A store keeps each batch's clicks of a link once.
+   */
+  batch: string;
   linkId: string;
   ts: number;
   country: string | null;
@@ -106,7 +109,13 @@ export interface LinkStore {
   listLinks(accountId: string, filter: LinkFilter): Promise<{ links: LinkRecord[]; nextCursor: string | null }>;
 
   /** Raw clicks, hourly rollups and link hit counts in one transaction; clicks already written are skipped. */
+  /**
+   * Raw clicks and rollups in one transaction. Idempotent per (batch, link): a batch written before is
+   * skipped whole, so every click of a batch must come in the same call. Clicks of unknown links are dropped.
+   */
   recordClicks(clicks: StoredClick[]): Promise<void>;
+  /** A link's raw clicks, batch by batch, oldest first (streamed: a link may have millions). */
+  rawClicks(linkId: string): AsyncIterable<StoredClick>;
   getStats(linkId: string, fromHour: number): Promise<RollupStats>;
 
   /** Migrations this code knows that the database has not applied yet (0: schema current). Readiness. */
@@ -180,6 +189,8 @@ export type ClickQueue = Pick<HotState, "enqueueClicks" | "queueDepth">;
 
 export interface QueuedClick {
   id: string;
+  /** The batch it was queued in; a read never splits a batch, so its clicks always travel together. */
+  batch: string;
   event: ClickEvent;
 }
 

@@ -1,7 +1,7 @@
 /**
  * Drains the click queue into the LinkStore (design §2 data flow 5): each batch becomes raw clicks and
  * hourly rollups in one transaction, acknowledged only after it committed, so a store outage loses
- * nothing (the batch is delivered again) and click ids make the redelivery idempotent.
+ * nothing (the batch is delivered again) and the store's per-batch keys make the redelivery idempotent.
  *
  * In scale mode every control process runs one consumer in the same Redis consumer group: each click is
  * handed to one of them, and what a consumer that died left unacknowledged is taken over by another.
@@ -65,7 +65,7 @@ export class ClickConsumer {
       await this.store.recordClicks(stored);
     } catch (err) {
       if (!isRefusal(err)) throw err; // an outage: nothing acknowledged, the batch comes back
-      await this.recordOneByOne(stored);
+      await this.recordBatchByBatch(stored);
     }
     await this.hot.ackClicks(batch.map((c) => c.id));
     this.o.onWritten?.(batch.length);
@@ -74,7 +74,7 @@ export class ClickConsumer {
 
   private convert(c: QueuedClick, lookup: CountryLookup | null): StoredClick | null {
     try {
-      return toStoredClick(c.event, lookup);
+      return toStoredClick(c.event, c.batch, lookup);
     } catch (err) {
       this.rejected++;
       this.o.onError?.(err);
@@ -82,14 +82,17 @@ export class ClickConsumer {
     }
   }
 
-  /** The store refused a batch without being down: isolate the clicks it refuses so they cannot block the queue. */
-  private async recordOneByOne(clicks: StoredClick[]): Promise<void> {
-    for (const c of clicks) {
+  /**
+   * The store refused a read without being down: each queued batch is written on its own, so one it refuses
+   * (counted, skipped) cannot block the queue. Batches stay whole: the store is idempotent per batch.
+   */
+  private async recordBatchByBatch(clicks: StoredClick[]): Promise<void> {
+    for (const batch of Map.groupBy(clicks, (c) => c.batch).values()) {
       try {
-        await this.store.recordClicks([c]);
+        await this.store.recordClicks(batch);
       } catch (err) {
-        if (!isRefusal(err)) throw err; // those already written are skipped on redelivery (idempotent ids)
-        this.rejected++;
+        if (!isRefusal(err)) throw err; // those already written are skipped on redelivery
+        this.rejected += batch.length;
         this.o.onError?.(err);
       }
     }

@@ -8,11 +8,12 @@ import { classifyUserAgent } from "../../shared/facts/device.ts";
 import { countryFromHeader, type CountryLookup } from "../../shared/facts/geo.ts";
 import type { ClickEvent, StoredClick } from "../../shared/ports.ts";
 
-export function toStoredClick(e: ClickEvent, countryLookup: CountryLookup | null): StoredClick {
+/** `batch`: the delivery the click came in (see StoredClick.batch). */
+export function toStoredClick(e: ClickEvent, batch: string, countryLookup: CountryLookup | null): StoredClick {
   const ua = classifyUserAgent(e.ua);
   const country = countryFromHeader(e.country) ?? (e.ip && countryLookup ? countryLookup(e.ip) : null);
   return {
-    id: e.id, linkId: e.linkId, ts: e.ts, country, device: ua.device, browser: ua.browser, os: ua.os,
+    batch, linkId: e.linkId, ts: e.ts, country, device: ua.device, browser: ua.browser, os: ua.os,
     referrer: e.referrer ? e.referrer.slice(0, 1024) : null, variant: e.variant,
   };
 }

@@ -42,26 +42,29 @@ const message = (err: unknown) => (err instanceof Error ? err.message : String(e
  */
 function storedClicksOf(clicks: PackedClicks): StoredClick[] {
   const lookup = batchCountryLookup(countryLookup);
-  return unpackClicks(clicks).map((e) => toStoredClick(e, lookup));
+  const events = unpackClicks(clicks);
+  // A posted batch is written whole, once: its first click's id (unique per process) names it.
+  const batch = events[0]?.id ?? "";
+  return events.map((e) => toStoredClick(e, batch, lookup));
 }
 
-/** Writes; returns how many clicks the store refused for good. Throws on an outage. */
-async function write(rows: StoredClick[]): Promise<{ rejected: number; oldestTs: number }> {
+/** Writes the batches; returns how many clicks the store refused for good. Throws on an outage. */
+async function write(batches: StoredClick[][]): Promise<{ rejected: number; oldestTs: number }> {
   let rejected = 0;
   let oldestTs = Infinity;
-  for (const r of rows) if (r.ts < oldestTs) oldestTs = r.ts;
+  for (const b of batches) for (const r of b) if (r.ts < oldestTs) oldestTs = r.ts;
   try {
-    await store!.recordClicks(rows);
+    await store!.recordClicks(batches.length === 1 ? batches[0]! : batches.flat());
   } catch (err) {
     if (!isRefusal(err)) throw err;
-    // Isolate the rows the store refuses, so one bad click cannot hold back the rest.
-    for (const row of rows) {
+    // Isolate a batch the store refuses, so it cannot hold back the rest.
+    for (const batch of batches) {
       try {
-        await store!.recordClicks([row]);
+        await store!.recordClicks(batch);
       } catch (one) {
-        if (!isRefusal(one)) throw one; // rows already written are skipped on the retry (ON CONFLICT on the id)
-        rejected++;
-        reply({ type: "error", message: `click refused: ${message(one)}` });
+        if (!isRefusal(one)) throw one; // batches already written are skipped on the retry (ON CONFLICT)
+        rejected += batch.length;
+        reply({ type: "error", message: `${batch.length} clicks refused: ${message(one)}` });
       }
     }
   }
@@ -77,10 +80,9 @@ async function drain(): Promise<void> {
     let size = waiting[0]!.length;
     while (take < waiting.length && size + waiting[take]!.length <= MAX_TRANSACTION) size += waiting[take++]!.length;
     const batches = waiting.splice(0, take);
-    const rows = batches.length === 1 ? batches[0]! : batches.flat();
     try {
-      const { rejected, oldestTs } = await write(rows);
-      reply({ type: "written", written: rows.length - rejected, rejected, dropped: 0, oldestTs });
+      const { rejected, oldestTs } = await write(batches);
+      reply({ type: "written", written: size - rejected, rejected, dropped: 0, oldestTs });
       retryMs = RETRY_FIRST_MS;
     } catch (err) {
       waiting.unshift(...batches);

@@ -14,8 +14,10 @@ const url = process.env.REDIS_URL_TEST || process.env.REDIS_URL || "redis://127.
 const prefixes: string[] = [];
 const open: { hot: RedisHotState; consumer: ClickConsumer }[] = [];
 
+const T = 1_893_499_200_000;
+/** Click `i` is served at T + i, which tells the stored clicks apart (a StoredClick keeps no click id). */
 function click(i: number, ip = "8.8.8.8"): ClickEvent {
-  return { id: `t-${i}`, linkId: "L1", ts: 1_893_499_200_000 + i, ua: "Mozilla/5.0", ip, country: null, referrer: null, variant: null };
+  return { id: `t-${i}`, linkId: "L1", ts: T + i, ua: "Mozilla/5.0", ip, country: null, referrer: null, variant: null };
 }
 
 async function setUp(o: { batchSize: number; lingerMs: number; lookup?: (ip: string) => string | null }) {
@@ -64,7 +66,9 @@ describe("ClickConsumer", () => {
     // Three separate stream entries while the consumer lingers: one write, not three.
     for (let i = 2; i <= 4; i++) await hot.enqueueClicks([click(i)]);
     await until(() => batches.flat().length === 4);
-    expect(batches.map((b) => b.map((c) => c.id))).toEqual([["t-1"], ["t-2", "t-3", "t-4"]]);
+    expect(batches.map((b) => b.map((c) => c.ts - T))).toEqual([[1], [2, 3, 4]]);
+    // Each stream entry is its own batch for the store (what makes a redelivery harmless).
+    expect(new Set(batches.flat().map((c) => c.batch)).size).toBe(4);
   });
 
   test("a full batch is followed at once by the next one (no pause under a backlog)", async () => {
@@ -74,7 +78,8 @@ describe("ClickConsumer", () => {
     consumer.start();
     await until(() => batches.flat().length === 256, 3_000);
     expect(batches.map((b) => b.length)).toEqual([128, 128]);
-    expect(batches.flat().map((c) => c.id)).toEqual(Array.from({ length: 256 }, (_, i) => `t-${i}`));
+    expect(batches.flat().map((c) => c.ts - T)).toEqual(Array.from({ length: 256 }, (_, i) => i));
+    expect([...Map.groupBy(batches.flat(), (c) => c.batch).values()].map((b) => b.length)).toEqual([64, 64, 64, 64]);
   });
 
   test("looks up each distinct address once per batch", async () => {
@@ -86,6 +91,35 @@ describe("ClickConsumer", () => {
     await until(() => batches.flat().length === 5);
     expect(batches.flat().map((c) => c.country)).toEqual(["US", "US", "DE", "US", "DE"]);
     expect(asked.sort()).toEqual(["1.1.1.1", "8.8.8.8"]);
+  });
+});
+
+describe("ClickConsumer and a batch the store refuses", () => {
+  test("the other batches of the read are written, the refused one is counted and acknowledged", async () => {
+    const prefix = `clinktest-${crypto.randomUUID().slice(0, 8)}`;
+    prefixes.push(prefix);
+    const hot = createRedisHotState({ url, prefix });
+    const written: StoredClick[][] = [];
+    const errors: unknown[] = [];
+    // Refuses (as a store refuses bad data) every write that holds a click served at T + 2.
+    const sink = {
+      recordClicks: async (c: StoredClick[]) => {
+        if (c.some((x) => x.ts === T + 2)) throw new RangeError("refused");
+        written.push(c);
+      },
+    };
+    const consumer = new ClickConsumer(hot, sink, { consumerName: "c1", batchSize: 100, countryLookup: null, onError: (e) => errors.push(e) });
+    open.push({ hot, consumer });
+    await hot.enqueueClicks([click(1)]);
+    await hot.enqueueClicks([click(2), click(3)]);
+    await hot.enqueueClicks([click(4)]);
+    let read = 0;
+    for (let n = await consumer.drainOnce(); n > 0; n = await consumer.drainOnce()) read += n;
+    expect(read).toBe(4);
+    expect(written.flat().map((c) => c.ts - T)).toEqual([1, 4]);
+    expect(consumer.rejected).toBe(2);
+    expect(errors).toHaveLength(1);
+    expect(await hot.queueDepth()).toBe(0);
   });
 });
 

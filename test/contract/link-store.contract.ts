@@ -88,9 +88,10 @@ function fullLinkFor(accountId: string, over: Partial<LinkRecord> = {}): LinkRec
   });
 }
 
+/** A click in a batch of its own unless `over.batch` names one. */
 function click(linkId: string, over: Partial<StoredClick> = {}): StoredClick {
   return {
-    id: uid(),
+    batch: uid(),
     linkId,
     ts: T0 + 60_000,
     country: "US",
@@ -148,6 +149,12 @@ export function runLinkStoreContract(
 
     async function insertOk(links: LinkRecord[]): Promise<void> {
       expect(await store.insertLinks(links)).toEqual(links.map(() => true));
+    }
+
+    async function rawClicksOf(linkId: string): Promise<StoredClick[]> {
+      const out: StoredClick[] = [];
+      for await (const c of store.rawClicks(linkId)) out.push(c);
+      return out;
     }
 
     describe("lifecycle", () => {
@@ -483,7 +490,9 @@ export function runLinkStoreContract(
 
         const reborn = linkFor(accountId, { slug: link.slug });
         await insertOk([reborn]);
-        // The raw clicks went too: the same click ids now count as new clicks for the new link.
+        // The raw clicks went too, and none of them passes to the new link.
+        expect(await rawClicksOf(link.id)).toEqual([]);
+        expect(await rawClicksOf(reborn.id)).toEqual([]);
         await store.recordClicks(clicks.map((c) => ({ ...c, linkId: reborn.id })));
         expect((await store.getLinkById(reborn.id))?.hits).toBe(2);
         expect((await store.listLinks(accountId, { limit: 10, tag: "doomed" })).links).toEqual([]);
@@ -707,29 +716,57 @@ export function runLinkStoreContract(
         expect(stats.hourly).toEqual([{ hour: T0, clicks: 3 }]);
       });
 
-      test("a redelivered batch is written once, and a click repeated within a batch counts once", async () => {
+      test("a redelivered batch is written once, whole: its clicks are neither lost nor counted twice", async () => {
         const link = await newLink();
-        const c1 = click(link.id);
-        const batch = [c1, click(link.id), { ...c1 }];
-        await store.recordClicks(batch);
-        await store.recordClicks(batch);
-        await store.recordClicks([batch[1]!, click(link.id)]);
-        expect((await store.getLinkById(link.id))?.hits).toBe(3);
-        expect((await store.getStats(link.id, 0)).total).toBe(3);
+        const b1 = [click(link.id, { batch: "b1" }), click(link.id, { batch: "b1" }), click(link.id, { batch: "b1", ts: T0 + HOUR })];
+        await store.recordClicks(b1);
+        await store.recordClicks(b1);
+        // Delivered again beside a new batch: only the new one counts.
+        await store.recordClicks([...b1, click(link.id, { batch: "b2" })]);
+        expect((await store.getLinkById(link.id))?.hits).toBe(4);
+        const stats = await store.getStats(link.id, 0);
+        expect(stats.total).toBe(4);
+        expect(stats.hourly).toEqual([{ hour: T0, clicks: 3 }, { hour: T0 + HOUR, clicks: 1 }]);
+        expect((await rawClicksOf(link.id)).map((c) => c.batch)).toEqual(["b1", "b1", "b1", "b2"]);
       });
 
-      test("large batches: new clicks are all counted, and known ones among them are not (also in full chunks)", async () => {
+      test("a batch with clicks of several links is kept per link; redelivered, it counts for none of them again", async () => {
+        const a = await newLink();
+        const b = await newLink();
+        const batch = [click(a.id, { batch: "mixed" }), click(b.id, { batch: "mixed" }), click(a.id, { batch: "mixed" })];
+        await store.recordClicks(batch);
+        await store.recordClicks(batch);
+        expect((await store.getLinkById(a.id))?.hits).toBe(2);
+        expect((await store.getLinkById(b.id))?.hits).toBe(1);
+        expect((await rawClicksOf(a.id)).length).toBe(2);
+        expect(await rawClicksOf(b.id)).toEqual([{ ...batch[1]! }]);
+      });
+
+      test("many batches in one call: new ones are all counted, known ones among them are not", async () => {
         const link = await newLink();
-        const first = Array.from({ length: 150 }, () => click(link.id));
-        await store.recordClicks(first);
-        expect((await store.getStats(link.id, 0)).total).toBe(150);
-        // 100 known clicks spread over 250 (adapters may insert in chunks: every chunk holds some of each).
-        const later = Array.from({ length: 150 }, () => click(link.id));
-        const mixed = later.flatMap((c, i) => (i < 100 ? [first[i]!, c] : [c]));
+        const batchOf = (name: string, n: number) => Array.from({ length: n }, () => click(link.id, { batch: name }));
+        const first = Array.from({ length: 60 }, (_, i) => batchOf(`f${i}`, 3));
+        await store.recordClicks(first.flat());
+        expect((await store.getStats(link.id, 0)).total).toBe(180);
+        // 40 known batches interleaved with 50 new ones, each batch's clicks together.
+        const later = Array.from({ length: 50 }, (_, i) => batchOf(`l${i}`, 2));
+        const mixed = later.flatMap((b, i) => (i < 40 ? [...first[i]!, ...b] : b));
         await store.recordClicks(mixed);
-        await store.recordClicks([...first.slice(100), ...first.slice(100)]);
-        expect((await store.getLinkById(link.id))?.hits).toBe(300);
-        expect((await store.getStats(link.id, 0)).total).toBe(300);
+        expect((await store.getLinkById(link.id))?.hits).toBe(280);
+        expect((await store.getStats(link.id, 0)).total).toBe(280);
+      });
+
+      test("rawClicks gives back every stored click with its fields, batch by batch, oldest first", async () => {
+        const link = await newLink();
+        const early = [
+          click(link.id, { batch: "early", ts: T0 + 5, country: "US", device: "mobile", browser: "Safari", os: "iOS", referrer: "https://news.example/a?b=1", variant: 1 }),
+          click(link.id, { batch: "early", ts: T0 + 9, country: null, device: "desktop", browser: "Firefox", os: "Linux", referrer: null, variant: null }),
+        ];
+        const late = [click(link.id, { batch: "late", ts: T0 + HOUR, country: "DE", referrer: "\u00e9t\u00e9 \"quoted\"", variant: 0 })];
+        await store.recordClicks(late);
+        await store.recordClicks(early);
+        await store.recordClicks([click(uid(), { batch: "orphan" })]); // unknown link: nothing stored
+        expect(await rawClicksOf(link.id)).toEqual([...early, ...late]);
       });
 
       test("the same batch delivered twice concurrently is counted once", async () => {

@@ -114,7 +114,7 @@ describe("Postgres: raw clicks of deleted links", () => {
     utmMedium: null, utmCampaign: null, rules: [], abUrls: [], webhookUrl: null, webhookSecret: null, serveOg: false,
     ogTitle: null, ogDescription: null, ogImageUrl: null,
   });
-  const click = (id: string, linkId: string) => ({ id, linkId, ts: 1_000, country: null, device: "desktop", browser: "Chrome", os: "Linux", referrer: null, variant: null });
+  const click = (batch: string, linkId: string) => ({ batch, linkId, ts: 1_000, country: null, device: "desktop", browser: "Chrome", os: "Linux", referrer: null, variant: null });
 
   test("go with their link (the trigger that replaced the per-row foreign key), and only theirs", async () => {
     const schema = newSchema();
@@ -126,7 +126,7 @@ describe("Postgres: raw clicks of deleted links", () => {
     const sql = postgres(url, { max: 1, onnotice: () => {} });
     try {
       const count = async () => Object.fromEntries(
-        (await sql<{ link_id: string; n: number }[]>`SELECT link_id, count(*)::int AS n FROM ${sql(schema)}.clicks GROUP BY link_id`).map((r) => [r.link_id, r.n]),
+        (await sql<{ link_id: string; n: number }[]>`SELECT link_id, sum(clicks)::int AS n FROM ${sql(schema)}.click_batches GROUP BY link_id`).map((r) => [r.link_id, r.n]),
       );
       expect(await count()).toEqual({ keep: 1, gone: 2 });
       await store.deleteLink("gone");
@@ -134,7 +134,7 @@ describe("Postgres: raw clicks of deleted links", () => {
       // A click of a link that no longer exists is not stored, so no orphan row appears later either.
       await store.recordClicks([click("c4", "gone"), click("c5", "keep")]);
       expect(await count()).toEqual({ keep: 2 });
-      const [fk] = await sql`SELECT count(*)::int AS n FROM pg_constraint WHERE conrelid = ${`${schema}.clicks`}::regclass AND contype = 'f'`;
+      const [fk] = await sql`SELECT count(*)::int AS n FROM pg_constraint WHERE conrelid = ${`${schema}.click_batches`}::regclass AND contype = 'f'`;
       expect(fk.n).toBe(0);
     } finally {
       await sql.end();

@@ -30,8 +30,8 @@ test("rollups from a version-1 database appear in stats after upgrading, and new
     byVariant: { "0": 3 }, hourly: [{ hour, clicks: 5 }],
   });
   await store.recordClicks([
-    { id: "c1", linkId: "l", ts: hour + 1000, country: "US", device: "mobile", browser: "Safari", os: "iOS", referrer: null, variant: 0 },
-    { id: "c2", linkId: "l", ts: hour + 3_600_000, country: "DE", device: "tablet", browser: "Safari", os: "iOS", referrer: null, variant: null },
+    { batch: "c1", linkId: "l", ts: hour + 1000, country: "US", device: "mobile", browser: "Safari", os: "iOS", referrer: null, variant: 0 },
+    { batch: "c2", linkId: "l", ts: hour + 3_600_000, country: "DE", device: "tablet", browser: "Safari", os: "iOS", referrer: null, variant: null },
   ]);
   const s = await store.getStats("l", hour);
   expect(s.total).toBe(7);

@@ -12,8 +12,10 @@ export class MemoryHotState implements HotState {
   private hits = new Map<string, number>();
   private seeding = new Map<string, Promise<number>>();
   private windows = new Map<string, { start: number; end: number; count: number }>();
-  private queue: QueuedClick[] = [];
-  private inFlight = new Map<string, QueuedClick>();
+  /** Batches as enqueued; read and acknowledged whole. */
+  private queue: QueuedClick[][] = [];
+  private queued = 0;
+  private inFlight = new Map<string, QueuedClick[]>();
   private seq = 0;
   private invalidationListeners: ((key: string) => void)[] = [];
   private channels = new Map<string, ((m: string) => void)[]>();
@@ -110,23 +112,37 @@ export class MemoryHotState implements HotState {
   }
 
   enqueueClicksSync(events: ClickEvent[]) {
-    for (const event of events) this.queue.push({ id: String(++this.seq), event });
+    if (events.length === 0) return;
+    const batch = `m${++this.seq}`;
+    this.queue.push(events.map((event, i) => ({ id: `${batch}:${i}`, batch, event })));
+    this.queued += events.length;
   }
 
+  /** Whole batches, as a stream reads whole entries: unacknowledged ones again first, like its pending list. */
   async readClicks(_consumer: string, max: number): Promise<QueuedClick[]> {
-    // Unacknowledged clicks are delivered again first, like a stream's pending list.
-    const out = [...this.inFlight.values()].slice(0, max);
-    const fresh = this.queue.splice(0, max - out.length);
-    for (const c of fresh) this.inFlight.set(c.id, c);
-    return out.concat(fresh);
+    const out: QueuedClick[] = [];
+    for (const batch of this.inFlight.values()) {
+      if (out.length > 0 && out.length + batch.length > max) return out;
+      out.push(...batch);
+    }
+    while (this.queue.length > 0 && (out.length === 0 || out.length + this.queue[0]!.length <= max)) {
+      const batch = this.queue.shift()!;
+      this.queued -= batch.length;
+      this.inFlight.set(batch[0]!.batch, batch);
+      out.push(...batch);
+    }
+    return out;
   }
 
+  /** Acknowledges the batches the ids belong to (callers acknowledge every click of a read together). */
   async ackClicks(ids: string[]) {
-    for (const id of ids) this.inFlight.delete(id);
+    for (const id of ids) this.inFlight.delete(id.slice(0, id.lastIndexOf(":")));
   }
 
   async queueDepth() {
-    return this.queue.length + this.inFlight.size;
+    let inFlight = 0;
+    for (const batch of this.inFlight.values()) inFlight += batch.length;
+    return this.queued + inFlight;
   }
 
   async publish(channel: string, message: string) {

@@ -18,10 +18,9 @@ import type {
   Session,
   StoredClick,
 } from "../../ports.ts";
+import { clickLogRows, parseClickLogRow } from "../click-log.ts";
 import { EXPORT_PAGE, importResult, rollupRecord, splitBatch, storedCountry, storedVariant } from "../export-support.ts";
 import {
-  NO_COUNTRY,
-  NO_VARIANT,
   decodeCursor,
   encodeCursor,
   foldTotals,
@@ -58,12 +57,6 @@ function toStorageError(err: unknown): unknown {
     return new AppError("slug_taken", "Slug already taken");
   }
   return err;
-}
-
-/** A unique violation on the raw clicks' key: the batch holds a click stored already, or one click twice. */
-function isRepeatedClick(err: unknown): boolean {
-  const pg = err as { code?: unknown; constraint_name?: unknown } | null;
-  return pg?.code === "23505" && pg.constraint_name === "clicks_pkey";
 }
 
 /** bigint columns (epoch ms, counters) as JS numbers: all of them stay far below 2^53. */
@@ -387,53 +380,57 @@ export class PostgresLinkStore implements LinkStore {
 
   // --- clicks and stats ------------------------------------------------------------------------------
 
+  /**
+   * One statement, so one transaction: log rows of deleted links are filtered out, rows written before (a
+   * redelivered batch) are skipped by ON CONFLICT, and only the rows inserted (RETURNING) let their rollup
+   * cells and hit counts in. A batch of 2,000 clicks of one link is a handful of log rows and cells, not 2,000
+   * rows, which took Postgres from about 5.7 to 0.7 µs of CPU per click.
+   */
   recordClicks(clicks: StoredClick[]): Promise<void> {
     if (clicks.length === 0) return Promise.resolve();
+    const rows = clickLogRows(clicks);
+    const cells = rows.flatMap((r, i) => r.cells.map((c) => ({ row: i, c })));
+    const col = <T>(pick: (r: (typeof rows)[number]) => T) => rows.map(pick);
+    const cellCol = <T>(pick: (x: (typeof cells)[number]) => T) => cells.map(pick);
     return this.run(async () => {
-      // A batch is almost always new, so it goes in as a plain INSERT: ON CONFLICT's speculative insertion
-      // searches the key before inserting each row, which doubled what a raw click row cost (3.5 -> 7.4 us).
-      // A redelivered or repeated click makes that statement fail as a whole (unique violation, nothing
-      // written, one error line in the server's log); the batch then goes in again, skipping known clicks.
-      try {
-        await this.insertClicks(clicks, false);
-      } catch (err) {
-        if (!isRepeatedClick(err)) throw err;
-        await this.insertClicks(clicks, true);
-      }
+      await this.sql`
+        WITH batch AS (
+          SELECT * FROM unnest(
+            ${col((r) => r.linkId)}::text[], ${col((r) => r.batch)}::text[], ${col((r) => r.firstTs)}::bigint[],
+            ${col((r) => r.lastTs)}::bigint[], ${col((r) => r.clicks)}::integer[], ${col((r) => r.data)}::text[]
+          ) AS t(link_id, batch_id, first_ts, last_ts, clicks, data)
+        ), ins AS (
+          INSERT INTO click_batches (link_id, batch_id, first_ts, last_ts, clicks, data)
+          SELECT b.* FROM batch b WHERE EXISTS (SELECT 1 FROM links l WHERE l.id = b.link_id)
+          ON CONFLICT (link_id, batch_id) DO NOTHING
+          RETURNING link_id, batch_id, clicks
+        ), cell AS (
+          SELECT * FROM unnest(
+            ${cellCol((x) => rows[x.row]!.linkId)}::text[], ${cellCol((x) => rows[x.row]!.batch)}::text[],
+            ${cellCol((x) => x.c.hour)}::bigint[], ${cellCol((x) => x.c.device)}::text[], ${cellCol((x) => x.c.browser)}::text[],
+            ${cellCol((x) => x.c.country)}::text[], ${cellCol((x) => x.c.variant)}::integer[], ${cellCol((x) => x.c.clicks)}::integer[]
+          ) AS t(link_id, batch_id, hour, device, browser, country, variant, clicks)
+        ), rolled AS (
+          INSERT INTO click_rollups AS r (link_id, hour, device, browser, country, variant, clicks)
+          SELECT c.link_id, c.hour, c.device, c.browser, c.country, c.variant, sum(c.clicks)
+          FROM cell c JOIN ins i ON i.link_id = c.link_id AND i.batch_id = c.batch_id
+          GROUP BY 1, 2, 3, 4, 5, 6
+          ORDER BY 1, 2, 3, 4, 5, 6 -- a fixed lock order keeps concurrent batches from deadlocking
+          ON CONFLICT (link_id, hour, device, browser, country, variant)
+          DO UPDATE SET clicks = r.clicks + excluded.clicks
+        )
+        UPDATE links SET hits = links.hits + n.clicks
+        FROM (SELECT link_id, sum(clicks) AS clicks FROM ins GROUP BY link_id) AS n
+        WHERE links.id = n.link_id`;
     });
   }
 
-  /**
-   * One statement, so one transaction: clicks of deleted links are filtered out, and only the rows inserted
-   * (RETURNING) feed the rollups and hit counts. `skipKnown`: clicks already stored are skipped (ON CONFLICT),
-   * which makes redelivery harmless; without it a known click fails the statement.
-   */
-  private async insertClicks(clicks: StoredClick[], skipKnown: boolean): Promise<void> {
-    const col = <T>(pick: (c: StoredClick) => T) => clicks.map(pick);
-    await this.sql`
-      WITH input AS (
-        SELECT * FROM unnest(
-          ${col((c) => c.id)}::text[], ${col((c) => c.linkId)}::text[], ${col((c) => c.ts)}::bigint[],
-          ${col((c) => c.country)}::text[], ${col((c) => c.device)}::text[], ${col((c) => c.browser)}::text[],
-          ${col((c) => c.os)}::text[], ${col((c) => c.referrer)}::text[], ${col((c) => c.variant)}::integer[]
-        ) AS t(id, link_id, ts, country, device, browser, os, referrer, variant)
-      ), ins AS (
-        INSERT INTO clicks (id, link_id, ts, country, device, browser, os, referrer, variant)
-        SELECT i.* FROM input i WHERE EXISTS (SELECT 1 FROM links l WHERE l.id = i.link_id)
-        ${skipKnown ? this.sql`ON CONFLICT (link_id, ts, id) DO NOTHING` : this.sql``}
-        RETURNING link_id, ts, country, device, browser, variant
-      ), rolled AS (
-        INSERT INTO click_rollups AS r (link_id, hour, device, browser, country, variant, clicks)
-        SELECT link_id, ts - ts % 3600000, device, browser, COALESCE(country, ${NO_COUNTRY}),
-               COALESCE(variant, ${NO_VARIANT}), count(*)
-        FROM ins GROUP BY 1, 2, 3, 4, 5, 6
-        ORDER BY 1, 2, 3, 4, 5, 6 -- a fixed lock order keeps concurrent batches from deadlocking
-        ON CONFLICT (link_id, hour, device, browser, country, variant)
-        DO UPDATE SET clicks = r.clicks + excluded.clicks
-      )
-      UPDATE links SET hits = links.hits + n.clicks
-      FROM (SELECT link_id, count(*) AS clicks FROM ins GROUP BY link_id) AS n
-      WHERE links.id = n.link_id`;
+  async *rawClicks(linkId: string): AsyncIterable<StoredClick> {
+    const rows = this.sql<{ batch: string; data: string }[]>`
+      SELECT batch_id AS batch, data FROM click_batches WHERE link_id = ${linkId} ORDER BY first_ts, batch_id`;
+    for await (const page of rows.cursor(EXPORT_PAGE)) {
+      for (const r of page) yield* parseClickLogRow(linkId, r.batch, r.data);
+    }
   }
 
   // --- operations: readiness, export, import ---------------------------------------------------------

@@ -322,7 +322,7 @@ export class RedisHotState implements HotState {
         gone.push(id); // a poison entry must not block the queue forever
         continue;
       }
-      out.push({ id, clicks: events.map((event, i) => ({ id: `${id}:${i}`, event })) });
+      out.push({ id, clicks: events.map((event, i) => ({ id: `${id}:${i}`, batch: id, event })) });
     }
     if (gone.length) this.scripts.clinkAck(this.streamKey, this.counterKey, GROUP, ...gone).catch(() => {});
     return out;

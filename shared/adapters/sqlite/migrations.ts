@@ -186,6 +186,35 @@ DROP TABLE clicks;
 ALTER TABLE clicks_v3 RENAME TO clicks;
 `,
   },
+  {
+    version: 4,
+    name: "raw clicks as one row per batch and link",
+    sql: `
+-- A row per click made the raw log the dearest part of recording a click; a row now holds one delivered batch's
+-- clicks of one link as JSON columns (shared/adapters/click-log.ts), and (link_id, batch_id) is what makes a
+-- redelivered batch a no-op. A rowid table: rows are kilobytes, too large for WITHOUT ROWID.
+CREATE TABLE click_batches (
+  link_id  TEXT NOT NULL REFERENCES links(id) ON DELETE CASCADE,
+  batch_id TEXT NOT NULL,
+  first_ts INTEGER NOT NULL,
+  last_ts  INTEGER NOT NULL,
+  clicks   INTEGER NOT NULL,
+  data     TEXT NOT NULL,
+  PRIMARY KEY (link_id, batch_id)
+);
+-- Clicks stored before: one row per link and minute, named after that minute.
+INSERT INTO click_batches (link_id, batch_id, first_ts, last_ts, clicks, data)
+  SELECT link_id, 'minute:' || minute, min(ts), max(ts), count(*),
+    json_object('ts', json_group_array(ts), 'country', json_group_array(country), 'device', json_group_array(device),
+      'browser', json_group_array(browser), 'os', json_group_array(os), 'referrer', json_group_array(referrer),
+      'variant', json_group_array(variant))
+  FROM (SELECT link_id, ts - ts % 60000 AS minute, ts, country, device, browser, os, referrer, variant
+        FROM clicks ORDER BY link_id, ts, id)
+  GROUP BY link_id, minute
+  ORDER BY min(ts);
+DROP TABLE clicks;
+`,
+  },
 ];
 
 /** Applies every migration not yet recorded; a no-op when the schema is current. */
