@@ -44,15 +44,31 @@ interface Columns {
   variant: (number | null)[];
 }
 
-/** Groups clicks into log rows, one per (batch, link), each with its rollup cells, in the order first seen. */
+interface Group {
+  linkId: string;
+  batch: string;
+  cols: Columns;
+  cells: Map<string, RollupCell>;
+}
+
+/**
+ * Groups clicks into log rows, one per (batch, link), each with its rollup cells, in the order first seen.
+ * A click usually shares its group and its cell with the click before it, so that is checked first: building a
+ * string key per click for the lookups took 0.8 µs per click, more than the rest of writing it.
+ */
 export function clickLogRows(clicks: StoredClick[]): ClickLogRow[] {
-  const groups = new Map<string, { linkId: string; batch: string; cols: Columns; cells: Map<string, RollupCell> }>();
+  const groups = new Map<string, Group>();
+  let g: Group | undefined;
+  let cell: RollupCell | undefined;
   for (const c of clicks) {
-    const key = `${c.batch}\u0001${c.linkId}`;
-    let g = groups.get(key);
-    if (g === undefined) {
-      const cols: Columns = { ts: [], country: [], device: [], browser: [], os: [], referrer: [], variant: [] };
-      groups.set(key, (g = { linkId: c.linkId, batch: c.batch, cols, cells: new Map() }));
+    if (g === undefined || g.batch !== c.batch || g.linkId !== c.linkId) {
+      const key = `${c.batch}\u0001${c.linkId}`;
+      g = groups.get(key);
+      if (g === undefined) {
+        const cols: Columns = { ts: [], country: [], device: [], browser: [], os: [], referrer: [], variant: [] };
+        groups.set(key, (g = { linkId: c.linkId, batch: c.batch, cols, cells: new Map() }));
+      }
+      cell = undefined;
     }
     const { cols } = g;
     cols.ts.push(c.ts);
@@ -63,26 +79,28 @@ export function clickLogRows(clicks: StoredClick[]): ClickLogRow[] {
     cols.referrer.push(c.referrer);
     cols.variant.push(c.variant);
     const hour = hourStart(c.ts);
-    const cellKey = `${hour}\u0001${c.device}\u0001${c.browser}\u0001${c.country ?? ""}\u0001${c.variant ?? ""}`;
-    const cell = g.cells.get(cellKey);
-    if (cell) cell.clicks++;
-    else {
-      g.cells.set(cellKey, {
-        hour, device: c.device, browser: c.browser, country: c.country ?? NO_COUNTRY, variant: c.variant ?? NO_VARIANT, clicks: 1,
-      });
+    const country = c.country ?? NO_COUNTRY;
+    const variant = c.variant ?? NO_VARIANT;
+    if (
+      cell !== undefined && cell.hour === hour && cell.device === c.device && cell.browser === c.browser &&
+      cell.country === country && cell.variant === variant
+    ) {
+      cell.clicks++;
+      continue;
     }
+    const cellKey = `${hour}\u0001${c.device}\u0001${c.browser}\u0001${country}\u0001${variant}`;
+    cell = g.cells.get(cellKey);
+    if (cell) cell.clicks++;
+    else g.cells.set(cellKey, (cell = { hour, device: c.device, browser: c.browser, country, variant, clicks: 1 }));
   }
   const rows: ClickLogRow[] = [];
-  for (const g of groups.values()) {
+  for (const { linkId, batch, cols, cells } of groups.values()) {
     let firstTs = Infinity, lastTs = -Infinity;
-    for (const t of g.cols.ts) {
+    for (const t of cols.ts) {
       if (t < firstTs) firstTs = t;
       if (t > lastTs) lastTs = t;
     }
-    rows.push({
-      linkId: g.linkId, batch: g.batch, firstTs, lastTs, clicks: g.cols.ts.length, data: JSON.stringify(g.cols),
-      cells: [...g.cells.values()],
-    });
+    rows.push({ linkId, batch, firstTs, lastTs, clicks: cols.ts.length, data: JSON.stringify(cols), cells: [...cells.values()] });
   }
   return rows;
 }
