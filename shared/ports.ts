@@ -224,7 +224,10 @@ export interface HotState {
    */
   rateLimit(bucket: string, limit: number, windowMs: number, cost?: number): Promise<RateLimitResult>;
 
-  /** The events are one batch: an adapter may store, deliver and acknowledge them as a unit. */
+  /**
+   * The events are one batch, stored, delivered and acknowledged as a unit. Every field of an event comes back
+   * but its id, which an adapter may replace by `<batch>:<index>` (the Redis stream does).
+   */
   enqueueClicks(events: ClickEvent[]): Promise<void>;
   /**
    * Clicks not yet acknowledged by any consumer (oldest first), about `max`: a batch written together is
@@ -232,10 +235,10 @@ export interface HotState {
    */
   readClicks(consumer: string, max: number): Promise<QueuedClick[]>;
   /**
-   * Acknowledge every click of a read together: acknowledging part of a batch may acknowledge all of it
-   * (Redis), so a click read but not yet written must never be acknowledged alongside written ones.
+   * Acknowledges batches (QueuedClick.batch) once their clicks are written: all of a read's together, so a
+   * batch read but not yet written is never acknowledged alongside written ones.
    */
-  ackClicks(ids: string[]): Promise<void>;
+  ackBatches(batches: string[]): Promise<void>;
   /**
    * Number of clicks waiting or read but unacknowledged (for readiness and metrics). Redis may overestimate
    * after its stream cap dropped clicks, until the queue is empty again.

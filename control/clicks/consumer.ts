@@ -67,7 +67,7 @@ export class ClickConsumer {
       if (!isRefusal(err)) throw err; // an outage: nothing acknowledged, the batch comes back
       await this.recordBatchByBatch(stored);
     }
-    await this.hot.ackClicks(batch.map((c) => c.id));
+    await this.hot.ackBatches(batchesOf(batch));
     this.o.onWritten?.(batch.length);
     return batch.length;
   }
@@ -132,4 +132,11 @@ export class ClickConsumer {
       }
     }
   }
+}
+
+/** The distinct batches of a read, in order (a batch's clicks are read together, so a change marks a new one). */
+function batchesOf(clicks: QueuedClick[]): string[] {
+  const out: string[] = [];
+  for (const c of clicks) if (out[out.length - 1] !== c.batch) out.push(c.batch);
+  return out;
 }

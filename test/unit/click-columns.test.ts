@@ -31,32 +31,51 @@ describe("packClicks / unpackClicks (the writer thread hop)", () => {
 });
 
 describe("clicksToJson / clicksFromJson (Redis stream entry bodies)", () => {
+  /** Read back, a click's id is its place in the entry (the entry is the batch); every other field is kept. */
+  const asRead = (events: ClickEvent[], entry: string) => events.map((e, i) => ({ ...e, id: `${entry}:${i}` }));
+
   test.each(cases.filter(([, events]) => events.length > 0))("round-trips %s", (_name, events) => {
-    expect(clicksFromJson(JSON.parse(clicksToJson(events)))).toEqual(events);
+    expect(clicksFromJson(JSON.parse(clicksToJson(events)), "1-0")).toEqual(asRead(events, "1-0"));
+  });
+
+  test("times before the first click's and fractional ms survive (offsets from the first)", () => {
+    const events = [{ ...base, ts: 1_893_499_200_500 }, { ...base, ts: 1_893_499_200_100 }, { ...base, ts: 1_893_499_200_100.25 }];
+    expect(clicksFromJson(JSON.parse(clicksToJson(events)), "7-1")!.map((e) => e.ts)).toEqual(events.map((e) => e.ts));
+  });
+
+  /** Version 2, as redirectors before version 3 wrote it: still read, so a rolling deploy loses nothing. */
+  const v2 = () => ({ v: 2, ids: ["a-1", "a-2"], ts: [base.ts, base.ts + 1], f: [0, 1, 2, -1, -1, -1, 0, 1, 2, -1, -1, 1], s: ["L1", "Mozilla/5.0", "8.8.8.8"] });
+  test("reads version 2 bodies, with their times", () => {
+    expect(clicksFromJson(v2(), "3-0")).toEqual(asRead([base, { ...base, ts: base.ts + 1, variant: 1 }], "3-0"));
   });
 
   const good = () => JSON.parse(clicksToJson([base, { ...base, id: "a-2", variant: 1 }]));
-  const broken: [string, (b: any) => unknown][] = [
+  const broken: [string, () => unknown][] = [
     ["not an object", () => "text"],
     ["null", () => null],
-    ["another version", (b) => ({ ...b, v: 3 })],
-    ["ids not strings", (b) => ({ ...b, ids: [1, 2] })],
-    ["ts shorter than ids", (b) => ({ ...b, ts: [1] })],
-    ["ts not numbers", (b) => ({ ...b, ts: ["x", "y"] })],
-    ["fields of the wrong length", (b) => ({ ...b, f: b.f.slice(1) })],
-    ["a fractional field", (b) => ({ ...b, f: [0.5, ...b.f.slice(1)] })],
-    ["a string index past the table", (b) => ({ ...b, f: [99, ...b.f.slice(1)] })],
-    ["a missing link id", (b) => ({ ...b, f: [-1, ...b.f.slice(1)] })],
-    ["a variant below -1", (b) => ({ ...b, f: [...b.f.slice(0, 5), -2, ...b.f.slice(6)] })],
-    ["strings not strings", (b) => ({ ...b, s: [1, 2, 3] })],
+    ["another version", () => ({ ...good(), v: 4 })],
+    ["no t0", () => ({ ...good(), t0: undefined })],
+    ["offsets not numbers", () => ({ ...good(), dt: ["x", 0] })],
+    ["fields of the wrong length", () => { const b = good(); return { ...b, f: b.f.slice(1) }; }],
+    ["a fractional field", () => { const b = good(); return { ...b, f: [0.5, ...b.f.slice(1)] }; }],
+    ["a string index past the table", () => { const b = good(); return { ...b, f: [99, ...b.f.slice(1)] }; }],
+    ["a missing link id", () => { const b = good(); return { ...b, f: [-1, ...b.f.slice(1)] }; }],
+    ["a variant below -1", () => { const b = good(); return { ...b, f: [...b.f.slice(0, 5), -2, ...b.f.slice(6)] }; }],
+    ["strings not strings", () => ({ ...good(), s: [1, 2, 3] })],
+    ["version 2: ids not strings", () => ({ ...v2(), ids: [1, 2] })],
+    ["version 2: ts shorter than ids", () => ({ ...v2(), ts: [1] })],
+    ["version 2: ts not numbers", () => ({ ...v2(), ts: ["x", "y"] })],
   ];
-  test.each(broken)("refuses a body with %s (undefined, never a throw)", (_name, mangle) => {
-    expect(clicksFromJson(mangle(good()))).toBeUndefined();
+  test.each(broken)("refuses a body with %s (undefined, never a throw)", (_name, body) => {
+    expect(clicksFromJson(body(), "1-0")).toBeUndefined();
   });
 
-  test("is several times smaller than the events as JSON when User-Agents repeat", () => {
+  test("is several times smaller than the events as JSON when User-Agents repeat, and smaller than version 2", () => {
     const ua = "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36";
-    const events = Array.from({ length: 256 }, (_, i) => ({ ...base, id: `abc-${i.toString(36)}`, ua, ts: base.ts + i }));
-    expect(clicksToJson(events).length * 3).toBeLessThan(JSON.stringify(events).length);
+    const events = Array.from({ length: 256 }, (_, i) => ({ ...base, id: `abc12345-${i.toString(36)}`, ua, ts: base.ts + i * 7 }));
+    const body = clicksToJson(events);
+    expect(body.length * 3).toBeLessThan(JSON.stringify(events).length);
+    const withIds = { ...JSON.parse(body), v: 2, ids: events.map((e) => e.id), ts: events.map((e) => e.ts), t0: undefined, dt: undefined };
+    expect(body.length / JSON.stringify(withIds).length).toBeLessThan(0.7);
   });
 });

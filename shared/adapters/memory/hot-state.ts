@@ -134,9 +134,8 @@ export class MemoryHotState implements HotState {
     return out;
   }
 
-  /** Acknowledges the batches the ids belong to (callers acknowledge every click of a read together). */
-  async ackClicks(ids: string[]) {
-    for (const id of ids) this.inFlight.delete(id.slice(0, id.lastIndexOf(":")));
+  async ackBatches(batches: string[]) {
+    for (const batch of batches) this.inFlight.delete(batch);
   }
 
   async queueDepth() {
