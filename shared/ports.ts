@@ -108,9 +108,8 @@ export interface LinkStore {
   /** Newest first. */
   listLinks(accountId: string, filter: LinkFilter): Promise<{ links: LinkRecord[]; nextCursor: string | null }>;
 
-  /** Raw clicks, hourly rollups and link hit counts in one transaction; clicks already written are skipped. */
   /**
-   * Raw clicks and rollups in one transaction. Idempotent per (batch, link): a batch written before is
+   * Raw clicks, hourly rollups and link hit counts in one transaction. Idempotent per (batch, link): a batch written before is
    * skipped whole, so every click of a batch must come in the same call. Clicks of unknown links are dropped.
    */
   recordClicks(clicks: StoredClick[]): Promise<void>;

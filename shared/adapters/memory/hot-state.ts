@@ -14,7 +14,6 @@ export class MemoryHotState implements HotState {
   private windows = new Map<string, { start: number; end: number; count: number }>();
   /** Batches as enqueued; read and acknowledged whole. */
   private queue: QueuedClick[][] = [];
-  private queued = 0;
   private inFlight = new Map<string, QueuedClick[]>();
   private seq = 0;
   private invalidationListeners: ((key: string) => void)[] = [];
@@ -115,7 +114,6 @@ export class MemoryHotState implements HotState {
     if (events.length === 0) return;
     const batch = `m${++this.seq}`;
     this.queue.push(events.map((event, i) => ({ id: `${batch}:${i}`, batch, event })));
-    this.queued += events.length;
   }
 
   /** Whole batches, as a stream reads whole entries: unacknowledged ones again first, like its pending list. */
@@ -127,7 +125,6 @@ export class MemoryHotState implements HotState {
     }
     while (this.queue.length > 0 && (out.length === 0 || out.length + this.queue[0]!.length <= max)) {
       const batch = this.queue.shift()!;
-      this.queued -= batch.length;
       this.inFlight.set(batch[0]!.batch, batch);
       out.push(...batch);
     }
@@ -139,9 +136,10 @@ export class MemoryHotState implements HotState {
   }
 
   async queueDepth() {
-    let inFlight = 0;
-    for (const batch of this.inFlight.values()) inFlight += batch.length;
-    return this.queued + inFlight;
+    let depth = 0;
+    for (const batch of this.queue) depth += batch.length;
+    for (const batch of this.inFlight.values()) depth += batch.length;
+    return depth;
   }
 
   async publish(channel: string, message: string) {
