@@ -39,7 +39,7 @@ export class ClickConsumer {
   rejected = 0;
 
   constructor(private hot: HotState, private store: ClickSink, private o: ClickConsumerOptions) {
-    this.batchSize = o.batchSize ?? 2_000;
+    this.batchSize = o.batchSize ?? 10_000;
     this.idleMs = o.idleMs ?? 100;
     this.lingerMs = o.lingerMs ?? 50;
     this.maxBackoffMs = o.maxBackoffMs ?? 2_000;

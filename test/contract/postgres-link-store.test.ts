@@ -7,12 +7,21 @@ import { afterAll, describe, expect, test } from "bun:test";
 import postgres from "postgres";
 import { PostgresLinkStore } from "../../shared/adapters/postgres/link-store.ts";
 import { AppError } from "../../shared/errors.ts";
+import type { LinkRecord } from "../../shared/link.ts";
 import { runLinkStoreContract } from "./link-store.contract.ts";
 
 const url = process.env.DATABASE_URL_TEST ?? process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
 const redacted = url.replace(/\/\/([^:@/]+):[^@/]*@/, "//$1:***@");
 const newSchema = () => `t_${crypto.randomUUID().replace(/-/g, "").slice(0, 16)}`;
 const schemas: string[] = [];
+
+/** A plain link on domain "d", for the tests below that need one to hang clicks on. */
+const linkRecord = (id: string, accountId: string, slug: string): LinkRecord => ({
+  id, accountId, domain: "d", slug, target: "https://e.com", status: "active", createdAt: 0, updatedAt: 0,
+  expiresAt: null, startsAt: null, maxHits: null, hits: 0, passwordHash: null, tags: [], folder: null, utmSource: null,
+  utmMedium: null, utmCampaign: null, rules: [], abUrls: [], webhookUrl: null, webhookSecret: null, serveOg: false,
+  ogTitle: null, ogDescription: null, ogImageUrl: null,
+});
 
 /** A store on a fresh schema; a down database fails loudly here, with the address (never the password). */
 async function openOnSchema(schema: string): Promise<PostgresLinkStore> {
@@ -85,12 +94,7 @@ describe("Postgres: stats totals", () => {
     const store = await openOnSchema(schema);
     await store.migrate();
     await store.createAccount({ id: "a", email: "totals@example.com", passwordHash: "x", createdAt: 0 });
-    await store.insertLinks([{
-      id: "l", accountId: "a", domain: "d", slug: "s", target: "https://e.com", status: "active", createdAt: 0, updatedAt: 0,
-      expiresAt: null, startsAt: null, maxHits: null, hits: 0, passwordHash: null, tags: [], folder: null, utmSource: null,
-      utmMedium: null, utmCampaign: null, rules: [], abUrls: [], webhookUrl: null, webhookSecret: null, serveOg: false,
-      ogTitle: null, ogDescription: null, ogImageUrl: null,
-    }]);
+    await store.insertLinks([linkRecord("l", "a", "s")]);
     const sql = postgres(url, { max: 1, onnotice: () => {} });
     try {
       await sql`INSERT INTO ${sql(schema)}.click_rollups (link_id, hour, device, browser, country, variant, clicks)
@@ -108,12 +112,7 @@ describe("Postgres: stats totals", () => {
 });
 
 describe("Postgres: raw clicks of deleted links", () => {
-  const link = (id: string, accountId: string) => ({
-    id, accountId, domain: "d", slug: `s${id}`, target: "https://e.com", status: "active" as const, createdAt: 0, updatedAt: 0,
-    expiresAt: null, startsAt: null, maxHits: null, hits: 0, passwordHash: null, tags: [], folder: null, utmSource: null,
-    utmMedium: null, utmCampaign: null, rules: [], abUrls: [], webhookUrl: null, webhookSecret: null, serveOg: false,
-    ogTitle: null, ogDescription: null, ogImageUrl: null,
-  });
+  const link = (id: string, accountId: string) => linkRecord(id, accountId, `s${id}`);
   const click = (batch: string, linkId: string) => ({ batch, linkId, ts: 1_000, country: null, device: "desktop", browser: "Chrome", os: "Linux", referrer: null, variant: null });
 
   test("go with their link (the trigger that replaced the per-row foreign key), and only theirs", async () => {
@@ -136,6 +135,40 @@ describe("Postgres: raw clicks of deleted links", () => {
       expect(await count()).toEqual({ keep: 2 });
       const [fk] = await sql`SELECT count(*)::int AS n FROM pg_constraint WHERE conrelid = ${`${schema}.click_batches`}::regclass AND contype = 'f'`;
       expect(fk.n).toBe(0);
+    } finally {
+      await sql.end();
+      await store.close();
+    }
+  });
+});
+
+describe("Postgres: raw click data compression", () => {
+  test("the data column of the click log is compressed with lz4 where the server has it, and rows read back", async () => {
+    const schema = newSchema();
+    const store = await openOnSchema(schema);
+    await store.migrate();
+    const sql = postgres(url, { max: 1, onnotice: () => {} });
+    try {
+      const [server] = await sql<{ v: number; lz4: boolean }[]>`
+        SELECT current_setting('server_version_num')::int AS v,
+               EXISTS (SELECT 1 FROM pg_settings WHERE name = 'default_toast_compression' AND 'lz4' = ANY(enumvals)) AS lz4`;
+      const [col] = await sql<{ c: string }[]>`
+        SELECT attcompression::text AS c FROM pg_attribute WHERE attrelid = ${`${schema}.click_batches`}::regclass AND attname = 'data'`;
+      // 'l': lz4; '' (the default, pglz) only where the server cannot do lz4.
+      expect(col.c).toBe(server.v >= 140000 && server.lz4 ? "l" : "");
+      await store.createAccount({ id: "a", email: "lz4@example.com", passwordHash: "x", createdAt: 0 });
+      await store.insertLinks([linkRecord("l", "a", "s")]);
+      // Enough clicks for a row far above the 2 kB at which Postgres compresses a value.
+      const clicks = Array.from({ length: 500 }, (_, i) => ({
+        batch: "b1", linkId: "l", ts: 1_000 + i, country: i % 2 ? "DE" : null, device: "desktop", browser: "Chrome", os: "Linux",
+        referrer: i % 3 ? null : "https://ref.example/", variant: null,
+      }));
+      await store.recordClicks(clicks);
+      const [row] = await sql<{ method: string | null }[]>`SELECT pg_column_compression(data) AS method FROM ${sql(schema)}.click_batches`;
+      expect(row.method).toBe(col.c === "l" ? "lz4" : "pglz");
+      const back = [];
+      for await (const c of store.rawClicks("l")) back.push(c);
+      expect(back).toEqual(clicks);
     } finally {
       await sql.end();
       await store.close();

