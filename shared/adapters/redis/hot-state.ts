@@ -30,8 +30,8 @@ export interface RedisHotStateOptions {
   claimIdleMs?: number;
   /**
    * Approximate cap on the click stream, in entries (MAXLEN ~), so an absent consumer cannot exhaust Redis
-   * memory. An entry is one enqueueClicks batch (the redirector sends up to 256 clicks, fewer when quiet),
-   * so the default 20,000 entries keeps between 20 thousand and 5 million clicks.
+   * memory. An entry is one enqueueClicks batch (the redirector sends up to 1,024 clicks, fewer when quiet),
+   * so the default 20,000 entries keeps between 20 thousand and 20 million clicks.
    */
   streamMaxLen?: number;
   /** Connection errors, e.g. each failed reconnect attempt (default: ignored; ping() reports health). */
