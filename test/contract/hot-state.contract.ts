@@ -348,6 +348,27 @@ export function runHotStateContract(name: string, make: () => Promise<HotState>,
         expect(await h.queueDepth()).toBe(0);
       });
 
+      test("a read never returns more than max beyond one batch, even when batches grow after small ones", async () => {
+        const h = await instance();
+        await drain(h, "c1");
+        // Small batches first: a reader that sizes its next read by them would fetch far too many large ones.
+        for (let i = 0; i < 3; i++) await h.enqueueClicks([click(i)]);
+        await drain(h, "c1");
+        const large = Array.from({ length: 12 }, (_, b) => Array.from({ length: 100 }, (_, i) => click(1_000 + b * 100 + i)));
+        for (const b of large) await h.enqueueClicks(b);
+        const max = 250;
+        const delivered: ClickEvent[] = [];
+        for (let read = await h.readClicks("c1", max); read.length; read = await h.readClicks("c1", max)) {
+          expect(read.length).toBeLessThanOrEqual(max); // whole batches of 100: two per read
+          expect(read.length).toBeGreaterThan(0);
+          delivered.push(...read.map((c) => c.event));
+          await h.ackBatches(batchesOf(read));
+        }
+        // Everything, once, oldest first: what a read left over came first in the next one.
+        expect(delivered.map(withoutId)).toEqual(large.flat().map(withoutId));
+        expect(await h.queueDepth()).toBe(0);
+      });
+
       test("clicks enqueued by two instances are all read once", async () => {
         const [a, b] = [await instance(), await instance()];
         await drain(a, "c1");

@@ -275,22 +275,25 @@ export class RedisHotState implements HotState {
 
   /**
    * COUNT is in entries, so each step asks for as many entries as should hold the clicks still wanted, after
-   * the mean batch size seen last time (at least MIN_CLICKS_PER_ENTRY, so a backlog of full batches after a
-   * quiet spell overshoots `max` by a few batches at worst). A step never splits an entry.
+   * the mean batch size seen last time (at least MIN_CLICKS_PER_ENTRY). Entries vary in size (a busy redirector
+   * writes 1,024 clicks to one, a quiet one a handful), so a step can fetch more than `max`: only whole entries
+   * up to `max` (at least one) are returned, from the oldest, and the rest stay pending for this consumer, first
+   * in line at its next read. Without that cut, a backlog after a quiet spell made one read, and so one Postgres
+   * transaction, of up to 160,000 clicks. The cut reads each entry's click count (`n`), not its body.
    */
   private async readFromGroup(c: Client, consumer: string, max: number): Promise<QueuedClick[]> {
-    const entriesRead: EntryClicks[] = [];
+    const entriesRead: RawEntry[] = [];
     const seen = new Set<string>();
     let clicks = 0;
     const take = (raw: RawEntry[]) => {
-      for (const entry of this.unpackEntries(c, raw)) {
+      for (const entry of raw) {
         // A batch must appear once per read: the store keeps it once per (batch, link), so a duplicate in one
         // write would count twice. Today read("0") resets the idle time of what it returns before XAUTOCLAIM
         // looks, so this never fires; it keeps that ordering from being load-bearing.
-        if (seen.has(entry.id)) continue;
-        seen.add(entry.id);
+        if (seen.has(entry[0])) continue;
+        seen.add(entry[0]);
         entriesRead.push(entry);
-        clicks += entry.clicks.length;
+        clicks += entryClickCount(entry[1]);
       }
     };
     const count = () => Math.max(1, Math.ceil((max - clicks) / this.clicksPerEntry));
@@ -298,7 +301,8 @@ export class RedisHotState implements HotState {
       const reply = await c.xreadgroup("GROUP", GROUP, consumer, "COUNT", count(), "STREAMS", this.streamKey, from);
       take(streamEntries(reply));
     };
-    // 1. What this consumer was given before and has not acknowledged (it crashed or failed to write).
+    // 1. What this consumer was given before and has not acknowledged (it crashed, failed to write, or the
+    //    previous read cut it off).
     await read("0");
     // 2. Now and then, what a dead consumer left behind.
     const now = Date.now();
@@ -311,8 +315,13 @@ export class RedisHotState implements HotState {
     if (clicks < max) await read(">");
     if (entriesRead.length > 0) this.clicksPerEntry = Math.max(MIN_CLICKS_PER_ENTRY, clicks / entriesRead.length);
     // Stream order across the three reads; an entry's clicks are in batch order already.
-    entriesRead.sort((a, b) => compareStreamIds(a.id, b.id));
-    return entriesRead.flatMap((e) => e.clicks);
+    entriesRead.sort((a, b) => compareStreamIds(a[0], b[0]));
+    let kept = 0;
+    for (let total = 0; kept < entriesRead.length; kept++) {
+      total += entryClickCount(entriesRead[kept]![1]);
+      if (total > max && kept > 0) break;
+    }
+    return this.unpackEntries(c, entriesRead.slice(0, kept)).flatMap((e) => e.clicks);
   }
 
   /**
@@ -481,6 +490,18 @@ type RawEntry = [id: string, fields: string[] | null];
 function streamEntries(reply: unknown): RawEntry[] {
   const streams = reply as [string, RawEntry[]][] | null;
   return streams?.[0]?.[1] ?? [];
+}
+
+/**
+ * How many clicks an entry holds, from its `n` field (written with every batch), without parsing its body:
+ * 1 for the older one-click format, 0 for an entry whose body is gone (trimmed while pending).
+ */
+function entryClickCount(fields: string[] | null): number {
+  if (!fields) return 0;
+  const n = fields.indexOf("n");
+  if (n < 0 || n % 2 !== 0) return 1;
+  const value = Number(fields[n + 1]);
+  return Number.isInteger(value) && value > 0 ? value : 1;
 }
 
 /** The events of an entry, or undefined when it has none that can be read. */
