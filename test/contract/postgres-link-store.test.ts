@@ -23,6 +23,20 @@ const linkRecord = (id: string, accountId: string, slug: string): LinkRecord => 
   ogTitle: null, ogDescription: null, ogImageUrl: null,
 });
 
+/** Runs `check` against a freshly migrated schema, with the store and a plain connection, and closes both. */
+async function onMigratedSchema(check: (store: PostgresLinkStore, sql: postgres.Sql, schema: string) => Promise<void>): Promise<void> {
+  const schema = newSchema();
+  const store = await openOnSchema(schema);
+  await store.migrate();
+  const sql = postgres(url, { max: 1, onnotice: () => {} });
+  try {
+    await check(store, sql, schema);
+  } finally {
+    await sql.end();
+    await store.close();
+  }
+}
+
 /** A store on a fresh schema; a down database fails loudly here, with the address (never the password). */
 async function openOnSchema(schema: string): Promise<PostgresLinkStore> {
   const store = new PostgresLinkStore(url, { schema, max: 4 });
@@ -144,11 +158,7 @@ describe("Postgres: raw clicks of deleted links", () => {
 
 describe("Postgres: raw click data compression", () => {
   test("the data column of the click log is compressed with lz4 where the server has it, and rows read back", async () => {
-    const schema = newSchema();
-    const store = await openOnSchema(schema);
-    await store.migrate();
-    const sql = postgres(url, { max: 1, onnotice: () => {} });
-    try {
+    await onMigratedSchema(async (store, sql, schema) => {
       const [server] = await sql<{ v: number; lz4: boolean }[]>`
         SELECT current_setting('server_version_num')::int AS v,
                EXISTS (SELECT 1 FROM pg_settings WHERE name = 'default_toast_compression' AND 'lz4' = ANY(enumvals)) AS lz4`;
@@ -169,9 +179,19 @@ describe("Postgres: raw click data compression", () => {
       const back = [];
       for await (const c of store.rawClicks("l")) back.push(c);
       expect(back).toEqual(clicks);
-    } finally {
-      await sql.end();
-      await store.close();
-    }
+    });
+  });
+});
+
+describe("Postgres: room for in-place count updates", () => {
+  test("the tables whose counts every click batch raises leave 30% of each page free (fillfactor 70)", async () => {
+    await onMigratedSchema(async (_store, sql, schema) => {
+      const rows = await sql<{ relname: string; reloptions: string[] | null }[]>`
+        SELECT c.relname, c.reloptions FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+        WHERE n.nspname = ${schema} AND c.relname IN ('links', 'click_rollups', 'click_hourly', 'click_totals') ORDER BY c.relname`;
+      expect(rows.map((r) => [r.relname, r.reloptions])).toEqual([
+        ["click_hourly", ["fillfactor=70"]], ["click_rollups", ["fillfactor=70"]], ["click_totals", ["fillfactor=70"]], ["links", ["fillfactor=70"]],
+      ]);
+    });
   });
 });

@@ -252,6 +252,21 @@ EXCEPTION WHEN feature_not_supported THEN
 END $$;
 `,
   },
+  {
+    version: 7,
+    name: "room on click-count pages for in-place updates",
+    sql: `
+-- Traffic spread over many links (about one click per link per batch) cost Postgres about 57 us of CPU per click
+-- (10,000 links, in-process run), against 0.2 us for clicks on one link: each batch updates, per link it has
+-- clicks of, the link's hit count, its rollup cells, its hourly count and four totals. With full pages each such
+-- update wrote a new row version elsewhere with an entry in every index; with room left on the page, Postgres
+-- updates in place (HOT: none of these counts is in an index). Pages written from now on keep that room.
+ALTER TABLE links SET (fillfactor = 70);
+ALTER TABLE click_rollups SET (fillfactor = 70);
+ALTER TABLE click_hourly SET (fillfactor = 70);
+ALTER TABLE click_totals SET (fillfactor = 70);
+`,
+  },
 ];
 
 /**
