@@ -124,8 +124,7 @@ self.onmessage = async (e: MessageEvent<WorkerRequest>) => {
   const r = e.data;
   if (r.type === "clicks") {
     waiting.push(storedClicksOf(r.clicks));
-    let held = 0;
-    for (const b of waiting) held += b.length;
+    let held = waitingClicks();
     while (held > maxWaiting && waiting.length > 1) {
       const dropped = waiting.shift()!;
       held -= dropped.length;

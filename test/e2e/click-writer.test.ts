@@ -86,6 +86,23 @@ describe("ClickWriterThread", () => {
     }
   });
 
+  test("batches posted close together share one transaction (each rollup cell is written once for all of them)", async () => {
+    const written: number[] = [];
+    const writer = await ClickWriterThread.open(file, undefined, { onWritten: (n) => written.push(n) });
+    try {
+      const before = (await store.getStats(linkId, 0)).total;
+      await writer.enqueueClicks([click(), click()]);
+      await writer.enqueueClicks([click(), click(), click()]);
+      await writer.enqueueClicks([click()]);
+      expect(await writer.settle(10_000)).toBe(0);
+      // One "written" report per transaction: the thread waited for the later batches instead of writing at once.
+      expect(written).toEqual([6]);
+      expect((await store.getStats(linkId, 0)).total).toBe(before + 6);
+    } finally {
+      await writer.close();
+    }
+  });
+
   test("a batch the file cannot take is kept and written once the file is writable again; close() waits for it", async () => {
     const errors: string[] = [];
     const writer = await ClickWriterThread.open(file, undefined, { onError: (e) => errors.push(e.message) });
