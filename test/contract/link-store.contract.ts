@@ -769,6 +769,19 @@ export function runLinkStoreContract(
         expect(await rawClicksOf(link.id)).toEqual([...early, ...late]);
       });
 
+      test("raw clicks of several links and batches written together keep every character of their texts", async () => {
+        const [a, b] = [await newLink(), await newLink()];
+        const odd = ['say "hi"', "back\\slash\\", "line\nbreak\ttab", "ctl\u0001\u0002", "{braces},[commas]", "NULL", "", "\u00e9t\u00e9 \ud83d\ude80"];
+        const clicks = odd.flatMap((referrer, i) => [
+          click(a.id, { batch: `m${i % 3}`, ts: T0 + i, referrer, browser: `B "${i}"` }),
+          click(b.id, { batch: `m${i % 3}`, ts: T0 + i, referrer, os: `os\\${i}` }),
+        ]);
+        await store.recordClicks(clicks);
+        const byBatchThenTime = (x: StoredClick, y: StoredClick) => x.batch.localeCompare(y.batch) || x.ts - y.ts;
+        expect((await rawClicksOf(a.id)).sort(byBatchThenTime)).toEqual(clicks.filter((c) => c.linkId === a.id).sort(byBatchThenTime));
+        expect((await rawClicksOf(b.id)).sort(byBatchThenTime)).toEqual(clicks.filter((c) => c.linkId === b.id).sort(byBatchThenTime));
+      });
+
       test("the same batch delivered twice concurrently is counted once", async () => {
         const link = await newLink();
         const batch = Array.from({ length: 20 }, () => click(link.id));
