@@ -2,8 +2,8 @@
  * `npm run bench:consumer`: the scale-mode click path behind the redirector, in one process and without HTTP.
  * Clicks are queued in real Redis as the redirector queues them (1,024 per stream entry), then the control
  * plane's ClickConsumer writes them to real Postgres. It reports the CPU each click costs the consumer, the
- * Postgres backend and Redis while they are drained (read from /proc, so Postgres and Redis must run on this
- * machine), for traffic on one link and traffic spread over many (about one click per link per entry).
+ * Postgres backend and Redis while they are drained (read from /proc: a service not running on this machine
+ * counts as 0), for traffic on one link and for traffic spread over many (about one click per link per entry).
  *
  *   npm run bench:consumer                       1 and 10,000 links, 200,000 clicks each
  *   npm run bench:consumer -- --links 1,500 --clicks 100000
@@ -11,7 +11,6 @@
  * Needs DATABASE_URL and REDIS_URL (defaults: the local test database and Redis). Works in its own schema and
  * key prefix, both removed at the end.
  */
-import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { Redis } from "ioredis";
 import postgres from "postgres";
@@ -21,6 +20,8 @@ import { createRedisHotState } from "../shared/adapters/redis/hot-state.ts";
 import { openCountryLookup } from "../shared/facts/geo.ts";
 import type { LinkRecord } from "../shared/link.ts";
 import type { ClickEvent } from "../shared/ports.ts";
+import { processCpuSeconds } from "./lib/procfs.ts";
+import { servicePids } from "./lib/services.ts";
 
 const { values } = parseArgs({ options: { links: { type: "string" }, clicks: { type: "string" } } });
 const LINK_COUNTS = (values.links ?? "1,10000").split(",").map(Number);
@@ -29,12 +30,6 @@ const PER_ENTRY = 1_024; // the redirector's batch (redirector/click-buffer.ts)
 const databaseUrl = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
 const redisUrl = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
 const UA = "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.0.0 Safari/537.36";
-
-/** CPU time (user + system) a process has used so far, in µs. */
-function cpuMicros(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
-  return ((Number(fields[11]) + Number(fields[12])) * 1e6) / 100; // clock ticks of 10 ms (USER_HZ)
-}
 
 function link(id: string): LinkRecord {
   return {
@@ -68,9 +63,9 @@ async function run(links: number): Promise<string> {
     }
     const consumer = new ClickConsumer(hot, store, { consumerName: "bench", countryLookup: await openCountryLookup(), onError: (e) => console.error(e) });
     await consumer.drainOnce(); // the first statement of each kind is planned and cached
-    const redisPid = Number(/process_id:(\d+)/.exec(await redis.info("server"))?.[1]);
-    const backends = (await admin<{ pid: number }[]>`SELECT pid FROM pg_stat_activity WHERE application_name = 'clink' AND datname = current_database()`).map((r) => r.pid);
-    const services = () => ({ postgres: backends.reduce((s, pid) => s + cpuMicros(pid), 0), redis: cpuMicros(redisPid) });
+    const pids = await servicePids(redis, admin)();
+    const cpuOf = (name: string) => pids.filter((p) => p.name === name).reduce((sum, p) => sum + (processCpuSeconds(p.pid) ?? 0) * 1e6, 0);
+    const services = () => ({ postgres: cpuOf("Postgres"), redis: cpuOf("Redis") });
     const before = services();
     const own = process.cpuUsage();
     let written = 0;

@@ -9,7 +9,6 @@
 import { Redis } from "ioredis";
 import postgres from "postgres";
 import { applyPostgresMigrations } from "../../shared/adapters/postgres/migrations.ts";
-import { readFileSync } from "node:fs";
 import { createLink, probe, startScale, type Clink } from "../lib/app.ts";
 import { interleave, throughputFigure } from "../lib/compare.ts";
 import type { Ctx, ScaleServices } from "../lib/context.ts";
@@ -18,6 +17,7 @@ import { compareBulk, postgresReference } from "./bulk-create.ts";
 import { redisRedirectorRss } from "./peak-rss.ts";
 import { compareStats, type RollupSeeder } from "./stats-latency.ts";
 import { baselineContender, clickCheck, clinkContender } from "./shared.ts";
+import { servicePids } from "../lib/services.ts";
 
 const SCHEMA = "clink_bench";
 const REF_SCHEMA = "clink_bench_ref";
@@ -29,30 +29,6 @@ function skipped(reason: string): Figure[] {
     { id: "stats-postgres", caseNo: 6, title: "Redis mode: stats latency", verdict: "skipped", generator: "-", target: { op: "<=", value: 2 }, notes: [], reason },
     { id: "rss-redis", caseNo: 7, title: "Redis mode: redirector RSS over a full-speed run", verdict: "skipped", generator: "-", target: { op: "<=", value: 1.1 }, notes: [], reason },
   ];
-}
-
-/** True when `pid` is a process of this machine whose command line mentions `name`. */
-function localProcess(pid: number, name: string): boolean {
-  try {
-    return readFileSync(`/proc/${pid}/cmdline`, "utf8").includes(name);
-  } catch {
-    return false;
-  }
-}
-
-/**
- * Redis and the Postgres backends serving clink (application_name "clink"), when they run on this machine, so
- * their CPU per redirect can be reported beside clink's own.
- */
-function servicePids(redis: Redis, sql: postgres.Sql) {
-  return async (): Promise<{ name: string; pid: number }[]> => {
-    const out: { name: string; pid: number }[] = [];
-    const redisPid = Number(/process_id:(\d+)/.exec(await redis.info("server"))?.[1]);
-    if (redisPid && localProcess(redisPid, "redis")) out.push({ name: "Redis", pid: redisPid });
-    const backends = await sql<{ pid: number }[]>`SELECT pid FROM pg_stat_activity WHERE application_name = 'clink' AND datname = current_database()`;
-    for (const b of backends) if (localProcess(b.pid, "postgres")) out.push({ name: "Postgres", pid: b.pid });
-    return out;
-  };
 }
 
 async function deleteKeys(redis: Redis, prefix: string) {

@@ -282,7 +282,7 @@ export class RedisHotState implements HotState {
    * transaction, of up to 160,000 clicks. The cut reads each entry's click count (`n`), not its body.
    */
   private async readFromGroup(c: Client, consumer: string, max: number): Promise<QueuedClick[]> {
-    const entriesRead: RawEntry[] = [];
+    const entriesRead: { entry: RawEntry; clicks: number }[] = [];
     const seen = new Set<string>();
     let clicks = 0;
     const take = (raw: RawEntry[]) => {
@@ -292,8 +292,9 @@ export class RedisHotState implements HotState {
         // looks, so this never fires; it keeps that ordering from being load-bearing.
         if (seen.has(entry[0])) continue;
         seen.add(entry[0]);
-        entriesRead.push(entry);
-        clicks += entryClickCount(entry[1]);
+        const n = entryClickCount(entry[1]);
+        entriesRead.push({ entry, clicks: n });
+        clicks += n;
       }
     };
     const count = () => Math.max(1, Math.ceil((max - clicks) / this.clicksPerEntry));
@@ -315,13 +316,13 @@ export class RedisHotState implements HotState {
     if (clicks < max) await read(">");
     if (entriesRead.length > 0) this.clicksPerEntry = Math.max(MIN_CLICKS_PER_ENTRY, clicks / entriesRead.length);
     // Stream order across the three reads; an entry's clicks are in batch order already.
-    entriesRead.sort((a, b) => compareStreamIds(a[0], b[0]));
+    entriesRead.sort((a, b) => compareStreamIds(a.entry[0], b.entry[0]));
     let kept = 0;
     for (let total = 0; kept < entriesRead.length; kept++) {
-      total += entryClickCount(entriesRead[kept]![1]);
+      total += entriesRead[kept]!.clicks;
       if (total > max && kept > 0) break;
     }
-    return this.unpackEntries(c, entriesRead.slice(0, kept)).flatMap((e) => e.clicks);
+    return this.unpackEntries(c, entriesRead.slice(0, kept).map((e) => e.entry)).flatMap((e) => e.clicks);
   }
 
   /**
