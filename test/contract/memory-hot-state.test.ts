@@ -1,5 +1,5 @@
 /** The HotState contract against the in-process adapter (embedded default). */
-import { beforeEach } from "bun:test";
+import { beforeEach, describe, expect, test } from "bun:test";
 import { MemoryHotState } from "../../shared/adapters/memory/hot-state.ts";
 import { runHotStateContract } from "./hot-state.contract.ts";
 
@@ -11,3 +11,16 @@ beforeEach(() => {
 });
 
 runHotStateContract("memory", async () => current);
+
+describe("memory rate limit windows", () => {
+  test("a window starts at a bucket's first hit, as in Redis, so a clock boundary does not reset it", async () => {
+    let now = 59_999; // one millisecond before a multiple of the window
+    const h = new MemoryHotState(() => now);
+    expect((await h.rateLimit("k", 1, 60_000)).allowed).toBe(true);
+    now = 60_001;
+    expect(await h.rateLimit("k", 1, 60_000)).toMatchObject({ allowed: false, resetSeconds: 60 });
+    now = 59_999 + 60_000;
+    expect((await h.rateLimit("k", 1, 60_000)).allowed).toBe(true);
+    await h.close();
+  });
+});

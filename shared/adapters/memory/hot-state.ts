@@ -11,7 +11,7 @@ export class MemoryHotState implements HotState {
   private links = new Map<string, Entry>();
   private hits = new Map<string, number>();
   private seeding = new Map<string, Promise<number>>();
-  private windows = new Map<string, { start: number; end: number; count: number }>();
+  private windows = new Map<string, { end: number; count: number }>();
   /** Batches as enqueued; read and acknowledged whole. */
   private queue: QueuedClick[][] = [];
   private inFlight = new Map<string, QueuedClick[]>();
@@ -94,13 +94,14 @@ export class MemoryHotState implements HotState {
 
   async rateLimit(bucket: string, limit: number, windowMs: number, cost = 1): Promise<RateLimitResult> {
     const now = this.now();
-    const start = now - (now % windowMs);
+    // As in Redis, a bucket's first hit starts its window. Windows aligned to the clock instead reset every bucket
+    // at each multiple of windowMs, so a burst that straddled one got twice the limit (and a test, a flaky 429).
     let w = this.windows.get(bucket);
-    if (!w || w.start !== start) {
-      w = { start, end: start + windowMs, count: 0 };
+    if (!w || w.end <= now) {
+      w = { end: now + windowMs, count: 0 };
       this.windows.set(bucket, w);
     }
-    const resetSeconds = Math.max(1, Math.ceil((start + windowMs - now) / 1000));
+    const resetSeconds = Math.max(1, Math.ceil((w.end - now) / 1000));
     w.count += cost;
     if (w.count > limit) return { allowed: false, limit, remaining: 0, resetSeconds };
     return { allowed: true, limit, remaining: limit - w.count, resetSeconds };
