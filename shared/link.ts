@@ -40,6 +40,8 @@ export interface LinkRecord {
   ogTitle: string | null;
   ogDescription: string | null;
   ogImageUrl: string | null;
+  /** Where visitors go instead of a 410 once the link is expired, archived or at its click limit. */
+  expiredUrl?: string | null;
 }
 
 export type DeviceMatch = "desktop" | "mobile" | "tablet" | "ios" | "android";
@@ -75,6 +77,8 @@ export interface CompiledLink {
   webhookUrl: string | null;
   webhookSecret: string | null;
   og: { title: string | null; description: string | null; imageUrl: string | null } | null;
+  /** Where an expired, archived or limit-reached link sends visitors (302) instead of its 410 page; null: the 410. */
+  expiredUrl: string | null;
   updatedAt: number;
 }
 
@@ -166,6 +170,7 @@ export function compileLink(link: LinkRecord): CompiledLink {
     webhookUrl: link.webhookUrl,
     webhookSecret: link.webhookSecret,
     og: link.serveOg ? { title: link.ogTitle, description: link.ogDescription, imageUrl: link.ogImageUrl } : null,
+    expiredUrl: link.expiredUrl ? headerSafeUrl(link.expiredUrl) : null,
     updatedAt: link.updatedAt,
   };
 }

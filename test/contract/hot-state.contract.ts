@@ -31,6 +31,7 @@ function compiled(id: string): CompiledLink {
     webhookUrl: null,
     webhookSecret: null,
     og: { title: "T <b>", description: null, imageUrl: null },
+    expiredUrl: null,
     updatedAt: 1_700_000_000_000,
   };
 }
