@@ -15,7 +15,7 @@ import { parseArgs } from "node:util";
 import { Redis } from "ioredis";
 import postgres from "postgres";
 import { ClickConsumer } from "../control/clicks/consumer.ts";
-import { PostgresLinkStore } from "../shared/adapters/postgres/link-store.ts";
+import { PostgresStore } from "../shared/adapters/postgres/store.ts";
 import { createRedisHotState } from "../shared/adapters/redis/hot-state.ts";
 import { openCountryLookup } from "../shared/facts/geo.ts";
 import type { LinkRecord } from "../shared/link.ts";
@@ -44,7 +44,7 @@ async function run(links: number): Promise<string> {
   const tag = `${process.pid}_${links}`;
   const schema = `clink_bench_consumer_${tag}`;
   const prefix = `clinkbench-consumer-${tag}`;
-  const store = new PostgresLinkStore(databaseUrl, { schema, max: 2 });
+  const store = new PostgresStore(databaseUrl, { schema, max: 2 });
   const hot = createRedisHotState({ url: redisUrl, prefix });
   const admin = postgres(databaseUrl, { max: 1, onnotice: () => {} });
   const redis = new Redis(redisUrl, { maxRetriesPerRequest: 1 });

@@ -1,10 +1,10 @@
 /** What every control-plane service receives: parsed config, the two storage ports and a clock. */
 import type { Config } from "../shared/config.ts";
-import type { HotState, LinkStore } from "../shared/ports.ts";
+import type { HotState, Store } from "../shared/ports.ts";
 
 export interface Deps {
   config: Config;
-  store: LinkStore;
+  store: Store;
   hot: HotState;
   now: () => number;
 }

@@ -57,7 +57,7 @@ async function timeApiBulk(app: Clink, batch: number): Promise<number> {
 /** A fresh SQLite file with clink's schema and the store's pragmas; returns a timed 500-row INSERT. */
 export function sqliteReference(dir: string): { insert: (batch: number) => number; close: () => void } {
   const db = new Database(join(dir, "reference.sqlite"), { create: true });
-  // The same pragmas as SqliteLinkStore, so durability costs the same.
+  // The same pragmas as SqliteStore (its connection), so durability costs the same.
   db.run("PRAGMA journal_mode = WAL");
   db.run("PRAGMA synchronous = NORMAL");
   db.run("PRAGMA foreign_keys = ON");

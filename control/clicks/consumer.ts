@@ -7,11 +7,11 @@
  * handed to one of them, and what a consumer that died left unacknowledged is taken over by another.
  */
 import type { CountryLookup } from "../../shared/facts/geo.ts";
-import type { HotState, LinkStore, QueuedClick, StoredClick } from "../../shared/ports.ts";
+import type { ClickStore, HotState, QueuedClick, StoredClick } from "../../shared/ports.ts";
 import { batchCountryLookup, isRefusal, toStoredClick } from "./convert.ts";
 
-/** Where a consumer writes: the LinkStore (or a wrapper around its recordClicks, e.g. for metrics). */
-export type ClickSink = Pick<LinkStore, "recordClicks">;
+/** Where a consumer writes: the store (or a wrapper around its recordClicks, e.g. for metrics). */
+export type ClickSink = Pick<ClickStore, "recordClicks">;
 
 export interface ClickConsumerOptions {
   consumerName: string;

@@ -14,14 +14,14 @@ import { parseArgs } from "node:util";
 import { openStorage } from "../../shared/adapters/open.ts";
 import { ConfigError, loadConfig } from "../../shared/config.ts";
 import { AppError } from "../../shared/errors.ts";
-import type { LinkStore } from "../../shared/ports.ts";
+import type { AdminStore } from "../../shared/ports.ts";
 import { emptyCounts, endLine, headerLine, recordLine, type ExportCounts } from "./export-format.ts";
 
 const USAGE = "Usage: npm run export -- --out FILE";
 const FILE_ERRORS = new Set(["ENOENT", "EACCES", "EPERM", "ENOSPC", "EISDIR", "ENOTDIR", "EROFS", "EDQUOT"]);
 
 /** Writes the export of `store` to `path` (atomically); returns what it wrote. */
-export async function exportTo(store: LinkStore, source: string, path: string): Promise<ExportCounts> {
+export async function exportTo(store: AdminStore, source: string, path: string): Promise<ExportCounts> {
   mkdirSync(dirname(path), { recursive: true });
   const partial = `${path}.partial-${process.pid}`;
   const out = createWriteStream(partial, { mode: 0o600 });

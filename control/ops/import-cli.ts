@@ -10,7 +10,7 @@ import { parseArgs } from "node:util";
 import { openStorage } from "../../shared/adapters/open.ts";
 import { ConfigError, loadConfig } from "../../shared/config.ts";
 import { AppError } from "../../shared/errors.ts";
-import type { ExportRecord, ImportResult, LinkStore } from "../../shared/ports.ts";
+import type { AdminStore, ExportRecord, ImportResult } from "../../shared/ports.ts";
 import { ExportFileError, emptyCounts, parseLine, readLines, type ExportCounts } from "./export-format.ts";
 
 const USAGE = "Usage: npm run import -- FILE";
@@ -51,7 +51,7 @@ export async function validateExportFile(path: string): Promise<ExportCounts> {
 }
 
 /** Imports a file already validated by validateExportFile. */
-export async function importFrom(store: LinkStore, path: string): Promise<ImportSummary> {
+export async function importFrom(store: AdminStore, path: string): Promise<ImportSummary> {
   const summary: ImportSummary = { inserted: emptyCounts(), skipped: emptyCounts() };
   const add = (r: ImportResult) => {
     for (const type of Object.keys(r) as (keyof ImportResult)[]) {

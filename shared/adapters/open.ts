@@ -2,10 +2,10 @@
 import { join } from "node:path";
 import { mkdirSync } from "node:fs";
 import type { Config } from "../config.ts";
-import type { HotState, LinkStore } from "../ports.ts";
+import type { HotState, Store } from "../ports.ts";
 
 export interface Storage {
-  store: LinkStore;
+  store: Store;
   hot: HotState;
   /** Where the data lives, for the start-up message. */
   description: string;
@@ -33,9 +33,9 @@ export const sqliteFile = (config: Config): string => join(config.dataDir, "clin
 
 export async function openStorage(config: Config, opts: OpenStorageOptions = {}): Promise<Storage> {
   if (config.mode === "scale") {
-    const { PostgresLinkStore } = await import("./postgres/link-store.ts");
+    const { PostgresStore } = await import("./postgres/store.ts");
     const { createRedisHotState } = await import("./redis/hot-state.ts");
-    const store = new PostgresLinkStore(config.databaseUrl!, { schema: config.databaseSchema, max: opts.poolSize });
+    const store = new PostgresStore(config.databaseUrl!, { schema: config.databaseSchema, max: opts.poolSize });
     const hot = createRedisHotState({
       url: config.redisUrl,
       clusterNodes: config.redisClusterNodes,
@@ -46,9 +46,9 @@ export async function openStorage(config: Config, opts: OpenStorageOptions = {})
     const schema = config.databaseSchema ? `, schema ${config.databaseSchema}` : "";
     return { store, hot, description: `Postgres${schema} + ${redis} (prefix ${config.redisPrefix})` };
   }
-  const { SqliteLinkStore } = await import("./sqlite/link-store.ts");
+  const { SqliteStore } = await import("./sqlite/store.ts");
   const { MemoryHotState } = await import("./memory/hot-state.ts");
   mkdirSync(config.dataDir, { recursive: true });
   const file = sqliteFile(config);
-  return { store: new SqliteLinkStore(file), hot: new MemoryHotState(), description: `SQLite at ${file}` };
+  return { store: new SqliteStore(file), hot: new MemoryHotState(), description: `SQLite at ${file}` };
 }

@@ -6,7 +6,7 @@
 import { timingSafeEqual } from "node:crypto";
 import type { Config } from "../config.ts";
 import { AppError, problemResponse } from "../errors.ts";
-import type { ClickQueue, HotState, LinkStore } from "../ports.ts";
+import type { AdminStore, ClickQueue, HotState } from "../ports.ts";
 import { createLogger, type Logger, type LoggerOptions } from "./logger.ts";
 import { Metrics, type ProcessRole } from "./metrics.ts";
 import { createProbes, type Probes } from "./probes.ts";
@@ -26,7 +26,7 @@ export interface Ops {
 export interface OpsOptions {
   config: Config;
   role: ProcessRole;
-  store: LinkStore;
+  store: AdminStore;
   hot: HotState;
   /** Where this process's clicks are queued, for the queue-depth gauge (default: HotState's queue). */
   clickQueue?: ClickQueue;

@@ -10,11 +10,11 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import postgres from "postgres";
-import { PostgresLinkStore } from "../../shared/adapters/postgres/link-store.ts";
+import { PostgresStore } from "../../shared/adapters/postgres/store.ts";
 import { POSTGRES_MIGRATIONS, applyPostgresMigrations } from "../../shared/adapters/postgres/migrations.ts";
-import { SqliteLinkStore } from "../../shared/adapters/sqlite/link-store.ts";
+import { SqliteStore } from "../../shared/adapters/sqlite/store.ts";
 import { SQLITE_MIGRATIONS, applySqliteMigrations } from "../../shared/adapters/sqlite/migrations.ts";
-import type { LinkStore, StoredClick } from "../../shared/ports.ts";
+import type { Store, StoredClick } from "../../shared/ports.ts";
 
 const MINUTE = 60_000;
 const T = Date.parse("2026-01-01T10:00:00Z");
@@ -32,14 +32,14 @@ const INSERT_OLD = `INSERT INTO clicks (id, link_id, ts, country, device, browse
 const old = (batch: string, ts: number, country: string | null, device: string, browser: string, os: string, referrer: string | null, variant: number | null): StoredClick =>
   ({ batch, linkId: "l1", ts, country, device, browser, os, referrer, variant });
 
-async function rawClicksOf(store: LinkStore, linkId: string): Promise<StoredClick[]> {
+async function rawClicksOf(store: Store, linkId: string): Promise<StoredClick[]> {
   const out: StoredClick[] = [];
   for await (const c of store.rawClicks(linkId)) out.push(c);
   return out;
 }
 
-/** What must hold after the upgrade, through the LinkStore; `tables` lists the click tables left. */
-async function checkUpgraded(store: LinkStore, tables: () => Promise<string[]>) {
+/** What must hold after the upgrade, through the store; `tables` lists the click tables left. */
+async function checkUpgraded(store: Store, tables: () => Promise<string[]>) {
   expect(await tables()).toEqual(["click_batches"]);
   expect(await rawClicksOf(store, "l1")).toEqual([
     old(`minute:${T}`, T + 1_000, "US", "mobile", "Safari", "iOS", "https://ref.example/x", 1),
@@ -69,7 +69,7 @@ describe("raw clicks kept per batch", () => {
     db.run(INSERT_OLD);
     db.close();
 
-    const store = new SqliteLinkStore(file);
+    const store = new SqliteStore(file);
     try {
       await store.migrate();
       const read = new Database(file, { readonly: true });
@@ -89,7 +89,7 @@ describe("raw clicks kept per batch", () => {
     const url = process.env.DATABASE_URL_TEST ?? process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
     const schema = `t_${crypto.randomUUID().replace(/-/g, "").slice(0, 16)}`;
     const sql = postgres(url, { max: 1, onnotice: () => {}, connection: { search_path: schema } });
-    let store: PostgresLinkStore | null = null;
+    let store: PostgresStore | null = null;
     try {
       await applyPostgresMigrations(sql, schema, POSTGRES_MIGRATIONS.filter((m) => m.version <= 3));
       await sql`INSERT INTO accounts (id, email, password_hash, created_at) VALUES ('a', 'a@x.io', 'h', 0)`;
@@ -97,7 +97,7 @@ describe("raw clicks kept per batch", () => {
         await sql.unsafe(`INSERT INTO links ${LINK_COLUMNS} VALUES ('${id}', 'a', 'd', 's${id}', 'https://e.com', 'active', 0, 0, 0, '[]', '[]', '[]', false)`);
       }
       await sql.unsafe(INSERT_OLD);
-      store = new PostgresLinkStore(url, { schema });
+      store = new PostgresStore(url, { schema });
       await store.migrate();
       await checkUpgraded(store, async () =>
         (await sql<{ tablename: string }[]>`

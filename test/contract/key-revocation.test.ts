@@ -9,10 +9,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Redis } from "ioredis";
 import { createRedisHotState, type RedisHotState } from "../../shared/adapters/redis/hot-state.ts";
-import { SqliteLinkStore } from "../../shared/adapters/sqlite/link-store.ts";
+import { SqliteStore } from "../../shared/adapters/sqlite/store.ts";
 import { loadConfig } from "../../shared/config.ts";
 import { AppError } from "../../shared/errors.ts";
-import type { LinkStore } from "../../shared/ports.ts";
+import type { Store } from "../../shared/ports.ts";
 import { createAccount } from "../../control/accounts/service.ts";
 import { createApiKey, KeyAuthenticator } from "../../control/keys/service.ts";
 import { waitUntil } from "./resubscribe.ts";
@@ -20,11 +20,11 @@ import { waitUntil } from "./resubscribe.ts";
 const url = process.env.REDIS_URL_TEST || process.env.REDIS_URL || "redis://127.0.0.1:6379";
 const dir = mkdtempSync(join(tmpdir(), "clink-revoke-"));
 const prefix = `clinktest-${crypto.randomUUID().slice(0, 8)}`;
-const store = new SqliteLinkStore(join(dir, "clink.sqlite"));
+const store = new SqliteStore(join(dir, "clink.sqlite"));
 const hots: RedisHotState[] = [];
 const config = loadConfig({ DATA_DIR: dir });
 
-async function processWith(storeOf: LinkStore = store) {
+async function processWith(storeOf: Store = store) {
   const hot = createRedisHotState({ url, prefix });
   await hot.ping();
   hots.push(hot);
@@ -87,7 +87,7 @@ describe("API key revocation across processes", () => {
       },
     });
     const a = await processWith();
-    const b = await processWith(slowStore as LinkStore);
+    const b = await processWith(slowStore as Store);
     const k = await newKey(a.deps);
     holdNext = true;
     let heard = false;

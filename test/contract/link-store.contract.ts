@@ -10,7 +10,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { AppError } from "../../shared/errors.ts";
 import type { LinkRecord } from "../../shared/link.ts";
-import type { ApiKeyRecord, ExportRecord, LinkStore, StoredClick } from "../../shared/ports.ts";
+import type { ApiKeyRecord, ExportRecord, Store, StoredClick } from "../../shared/ports.ts";
 
 const HOUR = 3_600_000;
 /** A fixed, hour-aligned instant so expectations do not depend on the clock. */
@@ -116,12 +116,12 @@ async function rejectionOf(p: Promise<unknown>): Promise<unknown> {
 
 export function runLinkStoreContract(
   name: string,
-  make: () => Promise<LinkStore>,
+  make: () => Promise<Store>,
   cleanup?: () => Promise<void>,
 ): void {
   describe(`LinkStore contract: ${name}`, () => {
-    let store: LinkStore;
-    const opened: LinkStore[] = [];
+    let store: Store;
+    const opened: Store[] = [];
     const open = async () => {
       const s = await make();
       opened.push(s);
@@ -840,7 +840,7 @@ export function runLinkStoreContract(
 
     describe("operations: readiness, export and import", () => {
       /** Everything exportAll yields, in order. */
-      async function exportAll(s: LinkStore = store): Promise<ExportRecord[]> {
+      async function exportAll(s: Store = store): Promise<ExportRecord[]> {
         const out: ExportRecord[] = [];
         for await (const r of s.exportAll()) out.push(r);
         return out;

@@ -5,7 +5,7 @@
  */
 import { afterAll, describe, expect, test } from "bun:test";
 import postgres from "postgres";
-import { PostgresLinkStore } from "../../shared/adapters/postgres/link-store.ts";
+import { PostgresStore } from "../../shared/adapters/postgres/store.ts";
 import { AppError } from "../../shared/errors.ts";
 import type { LinkRecord } from "../../shared/link.ts";
 import { runLinkStoreContract } from "./link-store.contract.ts";
@@ -24,7 +24,7 @@ const linkRecord = (id: string, accountId: string, slug: string): LinkRecord => 
 });
 
 /** Runs `check` against a freshly migrated schema, with the store and a plain connection, and closes both. */
-async function onMigratedSchema(check: (store: PostgresLinkStore, sql: postgres.Sql, schema: string) => Promise<void>): Promise<void> {
+async function onMigratedSchema(check: (store: PostgresStore, sql: postgres.Sql, schema: string) => Promise<void>): Promise<void> {
   const schema = newSchema();
   const store = await openOnSchema(schema);
   await store.migrate();
@@ -38,8 +38,8 @@ async function onMigratedSchema(check: (store: PostgresLinkStore, sql: postgres.
 }
 
 /** A store on a fresh schema; a down database fails loudly here, with the address (never the password). */
-async function openOnSchema(schema: string): Promise<PostgresLinkStore> {
-  const store = new PostgresLinkStore(url, { schema, max: 4 });
+async function openOnSchema(schema: string): Promise<PostgresStore> {
+  const store = new PostgresStore(url, { schema, max: 4 });
   try {
     await store.ping();
   } catch (err) {
@@ -66,7 +66,7 @@ runLinkStoreContract("Postgres", () => openOnSchema(contractSchema), dropSchemas
 // Every schema a test below opened, also those of describe blocks without their own clean-up (they leaked before).
 afterAll(dropSchemas);
 
-describe("PostgresLinkStore specifics", () => {
+describe("PostgresStore specifics", () => {
   afterAll(dropSchemas);
 
   test("processes migrating a brand-new schema at the same time all succeed (advisory lock)", async () => {
@@ -82,7 +82,7 @@ describe("PostgresLinkStore specifics", () => {
   });
 
   test("an unreachable database fails fast with AppError unavailable", async () => {
-    const down = new PostgresLinkStore("postgres://postgres@127.0.0.1:1/test");
+    const down = new PostgresStore("postgres://postgres@127.0.0.1:1/test");
     const started = performance.now();
     try {
       await down.ping();
@@ -98,7 +98,7 @@ describe("PostgresLinkStore specifics", () => {
   });
 
   test("a schema name that is not a plain identifier is refused", () => {
-    expect(() => new PostgresLinkStore(url, { schema: `x"; DROP TABLE links; --` })).toThrow();
+    expect(() => new PostgresStore(url, { schema: `x"; DROP TABLE links; --` })).toThrow();
   });
 });
 

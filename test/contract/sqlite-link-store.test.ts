@@ -2,7 +2,7 @@
 import { rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { SqliteLinkStore } from "../../shared/adapters/sqlite/link-store.ts";
+import { SqliteStore } from "../../shared/adapters/sqlite/store.ts";
 import { runLinkStoreContract } from "./link-store.contract.ts";
 
 // A sub-directory that does not exist yet: the adapter must create it.
@@ -11,6 +11,6 @@ const file = join(dir, "nested", "clink.db");
 
 runLinkStoreContract(
   "SQLite",
-  async () => new SqliteLinkStore(file),
+  async () => new SqliteStore(file),
   async () => rmSync(dir, { recursive: true, force: true }),
 );

@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, expect, test } from "bun:test";
-import { SqliteLinkStore } from "../../shared/adapters/sqlite/link-store.ts";
+import { SqliteStore } from "../../shared/adapters/sqlite/store.ts";
 import { SQLITE_MIGRATIONS, applySqliteMigrations } from "../../shared/adapters/sqlite/migrations.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "clink-totals-"));
@@ -23,7 +23,7 @@ test("rollups from a version-1 database appear in stats after upgrading, and new
   cell.run(hour, "desktop", "Chrome", "", -1, 2);
   db.close();
 
-  const store = new SqliteLinkStore(file);
+  const store = new SqliteStore(file);
   await store.migrate();
   expect(await store.getStats("l", hour)).toEqual({
     total: 5, byDevice: { mobile: 3, desktop: 2 }, byBrowser: { Safari: 3, Chrome: 2 }, byCountry: { US: 3, unknown: 2 },

@@ -9,7 +9,7 @@ import { rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ClickWriterThread } from "../../control/clicks/worker-writer.ts";
-import { SqliteLinkStore } from "../../shared/adapters/sqlite/link-store.ts";
+import { SqliteStore } from "../../shared/adapters/sqlite/store.ts";
 import { Metrics } from "../../shared/observability/metrics.ts";
 import type { LinkRecord } from "../../shared/link.ts";
 import type { ClickEvent, StoredClick } from "../../shared/ports.ts";
@@ -20,7 +20,7 @@ const T0 = Date.UTC(2030, 0, 1, 12);
 const CHROME = "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36";
 const IPHONE = "Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Mobile/15E148 Safari/604.1";
 
-let store: SqliteLinkStore;
+let store: SqliteStore;
 let linkId: string;
 let seq = 0;
 
@@ -38,7 +38,7 @@ function link(accountId: string): LinkRecord {
 }
 
 beforeAll(async () => {
-  store = new SqliteLinkStore(file);
+  store = new SqliteStore(file);
   await store.migrate();
   const accountId = crypto.randomUUID();
   await store.createAccount({ id: accountId, email: `${accountId}@example.com`, passwordHash: "h", createdAt: T0 });

@@ -7,9 +7,9 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { PostgresLinkStore } from "../../shared/adapters/postgres/link-store.ts";
-import { SqliteLinkStore } from "../../shared/adapters/sqlite/link-store.ts";
-import type { ExportRecord, LinkStore } from "../../shared/ports.ts";
+import { PostgresStore } from "../../shared/adapters/postgres/store.ts";
+import { SqliteStore } from "../../shared/adapters/sqlite/store.ts";
+import type { AdminStore, ExportRecord } from "../../shared/ports.ts";
 import { REPO_ROOT, api, createKey, makeTempDir, startServer } from "../helpers/server.ts";
 import { BASE_URL, PG_URL, requirePostgres, requireRedis, startDeployment, waitFor, type Deployment } from "../helpers/scale.ts";
 
@@ -41,7 +41,7 @@ async function runCli(script: "export" | "import", args: string[], env: Record<s
 }
 
 /** Everything a store holds, in an order independent of either database's collation. */
-async function snapshot(store: LinkStore): Promise<ExportRecord[]> {
+async function snapshot(store: AdminStore): Promise<ExportRecord[]> {
   const all: ExportRecord[] = [];
   for await (const r of store.exportAll()) all.push(r);
   const key = (r: ExportRecord) => `${r.type}\u0000${JSON.stringify(r.data)}`;
@@ -111,7 +111,7 @@ describe("export and import between SQLite and Postgres", () => {
     } finally {
       expect(await source.stop()).toBe(0);
     }
-    const sqlite = new SqliteLinkStore(join(sourceDir, "clink.sqlite"));
+    const sqlite = new SqliteStore(join(sourceDir, "clink.sqlite"));
     original = await snapshot(sqlite);
     await sqlite.close();
     d = await startDeployment({ redirectors: 1 });
@@ -149,7 +149,7 @@ describe("export and import between SQLite and Postgres", () => {
     expect(r.stdout).toContain("Imported into Postgres");
     expect(r.stdout).toContain("2 accounts, 2 API keys, 42 links");
 
-    const pg = new PostgresLinkStore(PG_URL, { schema: d.schema, max: 2 });
+    const pg = new PostgresStore(PG_URL, { schema: d.schema, max: 2 });
     try {
       const moved = await snapshot(pg);
       expect(moved.length).toBe(original.length);
@@ -180,7 +180,7 @@ describe("export and import between SQLite and Postgres", () => {
   });
 
   test("importing the same file again skips everything and changes nothing", async () => {
-    const pg = new PostgresLinkStore(PG_URL, { schema: d.schema, max: 2 });
+    const pg = new PostgresStore(PG_URL, { schema: d.schema, max: 2 });
     try {
       const before = await snapshot(pg);
       const r = await runCli("import", [exported], d.env);
@@ -198,7 +198,7 @@ describe("export and import between SQLite and Postgres", () => {
     expect(out.code).toBe(0);
     const r = await runCli("import", [back], { DATA_DIR: backDir, BASE_URL });
     expect(r.code).toBe(0);
-    const sqlite = new SqliteLinkStore(join(backDir, "clink.sqlite"));
+    const sqlite = new SqliteStore(join(backDir, "clink.sqlite"));
     try {
       const returned = await snapshot(sqlite);
       // In scale mode bulk-7 was clicked once (its hits and rollups moved on) and the key was used (its

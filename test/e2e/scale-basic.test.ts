@@ -6,7 +6,7 @@
  * a Redis Cluster.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { PostgresLinkStore } from "../../shared/adapters/postgres/link-store.ts";
+import { PostgresStore } from "../../shared/adapters/postgres/store.ts";
 import { createRedisHotState } from "../../shared/adapters/redis/hot-state.ts";
 import { loadConfig } from "../../shared/config.ts";
 import { keyDisplayPrefix } from "../../shared/ids.ts";
@@ -149,7 +149,7 @@ describe("scale mode on a single Redis: 2 control processes, 2 redirectors", () 
 
     // Revoke from a third process (this test) through the same service the dashboard uses.
     const config = loadConfig(d.env);
-    const store = new PostgresLinkStore(PG_URL, { schema: d.schema, max: 2 });
+    const store = new PostgresStore(PG_URL, { schema: d.schema, max: 2 });
     const hot = createRedisHotState({ url: REDIS_URL, prefix: d.prefix });
     try {
       const account = (await store.getAccountByEmail("carol@example.com"))!;

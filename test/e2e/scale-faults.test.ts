@@ -4,7 +4,7 @@
  * is killed under load.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { PostgresLinkStore } from "../../shared/adapters/postgres/link-store.ts";
+import { PostgresStore } from "../../shared/adapters/postgres/store.ts";
 import { api, type ApiClient, type TestServer } from "../helpers/server.ts";
 import {
   BASE_URL, PG_URL, requirePostgres, requireRedis, startDeployment, startPrivatePostgres, startPrivateRedis, visit, waitFor,
@@ -25,7 +25,7 @@ async function expectClicks(c: ApiClient, slug: string, n: number, ms = 15_000) 
 }
 
 async function editTargetInPostgres(d: Deployment, slug: string, target: string) {
-  const store = new PostgresLinkStore(PG_URL, { schema: d.schema, max: 1 });
+  const store = new PostgresStore(PG_URL, { schema: d.schema, max: 1 });
   try {
     const link = (await store.getLink(new URL(BASE_URL).host, slug))!;
     await store.updateLink({ ...link, target, updatedAt: link.updatedAt + 1 });

@@ -4,7 +4,7 @@
  * so losing it in Redis cannot reset a limit.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { PostgresLinkStore } from "../../shared/adapters/postgres/link-store.ts";
+import { PostgresStore } from "../../shared/adapters/postgres/store.ts";
 import { createRedisHotState } from "../../shared/adapters/redis/hot-state.ts";
 import { api, type ApiClient } from "../helpers/server.ts";
 import { BASE_URL, PG_URL, REDIS_URL, burst, requirePostgres, requireRedis, startDeployment, waitFor, type Deployment } from "../helpers/scale.ts";
@@ -48,7 +48,7 @@ describe("maxHits across two redirector processes", () => {
     expect(await storedHits("fifty", 30)).toBe(30);
 
     // As after a Redis restart without persistence: the counter key is gone.
-    const store = new PostgresLinkStore(PG_URL, { schema: d.schema, max: 1 });
+    const store = new PostgresStore(PG_URL, { schema: d.schema, max: 1 });
     const hot = createRedisHotState({ url: REDIS_URL, prefix: d.prefix });
     try {
       const link = (await store.getLink(new URL(BASE_URL).host, "fifty"))!;

@@ -1,0 +1,62 @@
+/** The accounts-and-sessions role of the Postgres store. */
+import type { Account, AccountStore, Session } from "../../ports.ts";
+import type { PostgresConnection } from "./connection.ts";
+
+export function postgresAccounts(c: PostgresConnection): AccountStore {
+  return {
+    createAccount(a: Account): Promise<boolean> {
+      return c.run(async () => {
+        const res = await c.sql`
+          INSERT INTO accounts (id, email, password_hash, created_at)
+          VALUES (${a.id}, ${a.email.toLowerCase()}, ${a.passwordHash}, ${a.createdAt})
+          ON CONFLICT (email) DO NOTHING`;
+        return res.count === 1;
+      });
+    },
+
+    getAccountByEmail(email: string): Promise<Account | null> {
+      return c.run(async () => {
+        const [row] = await c.sql<Account[]>`
+          SELECT id, email, password_hash AS "passwordHash", created_at AS "createdAt"
+          FROM accounts WHERE email = ${email.toLowerCase()}`;
+        return row ?? null;
+      });
+    },
+
+    getAccount(id: string): Promise<Account | null> {
+      return c.run(async () => {
+        const [row] = await c.sql<Account[]>`
+          SELECT id, email, password_hash AS "passwordHash", created_at AS "createdAt" FROM accounts WHERE id = ${id}`;
+        return row ?? null;
+      });
+    },
+
+    createSession(s: Session): Promise<void> {
+      return c.run(async () => {
+        await c.sql`
+          INSERT INTO sessions (id_hash, account_id, csrf_token, created_at, expires_at)
+          VALUES (${s.idHash}, ${s.accountId}, ${s.csrfToken}, ${s.createdAt}, ${s.expiresAt})`;
+      });
+    },
+
+    getSession(idHash: string): Promise<Session | null> {
+      return c.run(async () => {
+        const [row] = await c.sql<Session[]>`
+          SELECT id_hash AS "idHash", account_id AS "accountId", csrf_token AS "csrfToken",
+                 created_at AS "createdAt", expires_at AS "expiresAt"
+          FROM sessions WHERE id_hash = ${idHash}`;
+        return row ?? null;
+      });
+    },
+
+    deleteSession(idHash: string): Promise<void> {
+      return c.run(async () => {
+        await c.sql`DELETE FROM sessions WHERE id_hash = ${idHash}`;
+      });
+    },
+
+    deleteExpiredSessions(now: number): Promise<number> {
+      return c.run(async () => (await c.sql`DELETE FROM sessions WHERE expires_at <= ${now}`).count);
+    },
+  };
+}

@@ -1,0 +1,113 @@
+/** The administration role of the Postgres store: migrations, lifecycle, readiness, export and import. */
+import type { Account, AdminStore, ApiKeyRecord, ExportRecord, ImportResult } from "../../ports.ts";
+import { EXPORT_PAGE, importResult, rollupRecord, splitBatch, storedCountry, storedVariant } from "../export-support.ts";
+import type { PostgresConnection } from "./connection.ts";
+import { API_KEY_COLUMNS } from "./keys.ts";
+import { LINK_COLUMNS, type LinkRow, insertLinkRows, rowToLink } from "./links.ts";
+import { POSTGRES_MIGRATIONS, applyPostgresMigrations } from "./migrations.ts";
+
+export function postgresAdmin(c: PostgresConnection): AdminStore {
+  return {
+    migrate(): Promise<void> {
+      return c.run(() => applyPostgresMigrations(c.sql, c.schema));
+    },
+
+    ping(): Promise<void> {
+      return c.run(async () => {
+        await c.sql`SELECT 1`;
+      });
+    },
+
+    async close(): Promise<void> {
+      await c.sql.end({ timeout: 5 });
+    },
+
+    pendingMigrations(): Promise<number> {
+      return c.run(async () => {
+        // to_regclass follows search_path: null when the schema or the bookkeeping table does not exist yet.
+        const [t] = await c.sql<{ t: string | null }[]>`SELECT to_regclass('schema_migrations')::text AS t`;
+        if (!t?.t) return POSTGRES_MIGRATIONS.length;
+        const rows = await c.sql<{ version: number }[]>`SELECT version FROM schema_migrations`;
+        const done = new Set(rows.map((r) => r.version));
+        return POSTGRES_MIGRATIONS.filter((m) => !done.has(m.version)).length;
+      });
+    },
+
+    /** One REPEATABLE READ transaction on a reserved connection, read through cursors: a consistent snapshot. */
+    async *exportAll(): AsyncIterable<ExportRecord> {
+      const tx = await c.run(() => c.sql.reserve());
+      let open = false;
+      try {
+        await c.run(() => tx`BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY`);
+        open = true;
+        const accounts = tx<Account[]>`
+          SELECT id, email, password_hash AS "passwordHash", created_at AS "createdAt"
+          FROM accounts ORDER BY created_at, id`;
+        for await (const rows of accounts.cursor(EXPORT_PAGE)) for (const a of rows) yield { type: "account", data: a };
+        const keys = tx<ApiKeyRecord[]>`
+          SELECT ${tx.unsafe(API_KEY_COLUMNS)} FROM api_keys ORDER BY created_at, id`;
+        for await (const rows of keys.cursor(EXPORT_PAGE)) for (const k of rows) yield { type: "apiKey", data: k };
+        const links = tx<LinkRow[]>`SELECT ${tx.unsafe(LINK_COLUMNS)} FROM links ORDER BY created_at, id`;
+        for await (const rows of links.cursor(EXPORT_PAGE)) for (const r of rows) yield { type: "link", data: rowToLink(r) };
+        const rollups = tx<Parameters<typeof rollupRecord>[0][]>`
+          SELECT link_id, hour, device, browser, country, variant, clicks FROM click_rollups
+          ORDER BY link_id, hour, device, browser, country, variant`;
+        for await (const rows of rollups.cursor(EXPORT_PAGE)) for (const r of rows) yield { type: "rollup", data: rollupRecord(r) };
+        await tx`COMMIT`;
+        open = false;
+      } finally {
+        if (open) await tx`ROLLBACK`.catch(() => {});
+        tx.release();
+      }
+    },
+
+    importRecords(batch: ExportRecord[]): Promise<ImportResult> {
+      const s = splitBatch(batch);
+      const n = { accounts: 0, apiKeys: 0, links: 0, rollups: 0 };
+      return c.run(async () => {
+        // One transaction. A bare ON CONFLICT DO NOTHING covers every unique constraint (id, email, key hash,
+        // domain + slug, rollup cell); the EXISTS clauses skip rows whose owner is missing instead of failing
+        // the batch on a foreign key. Each statement sees the rows the previous ones inserted.
+        await c.sql.begin(async (tx) => {
+          if (s.accounts.length > 0) {
+            const a = s.accounts;
+            const res = await tx`
+              INSERT INTO accounts (id, email, password_hash, created_at)
+              SELECT * FROM unnest(${a.map((x) => x.id)}::text[], ${a.map((x) => x.email)}::text[],
+                                   ${a.map((x) => x.passwordHash)}::text[], ${a.map((x) => x.createdAt)}::bigint[])
+              ON CONFLICT DO NOTHING`;
+            n.accounts = res.count;
+          }
+          if (s.apiKeys.length > 0) {
+            const k = s.apiKeys;
+            const res = await tx`
+              INSERT INTO api_keys (id, account_id, name, key_hash, prefix, created_at, last_used_at, revoked_at)
+              SELECT t.* FROM unnest(
+                ${k.map((x) => x.id)}::text[], ${k.map((x) => x.accountId)}::text[], ${k.map((x) => x.name)}::text[],
+                ${k.map((x) => x.keyHash)}::text[], ${k.map((x) => x.prefix)}::text[], ${k.map((x) => x.createdAt)}::bigint[],
+                ${k.map((x) => x.lastUsedAt)}::bigint[], ${k.map((x) => x.revokedAt)}::bigint[]
+              ) AS t(id, account_id, name, key_hash, prefix, created_at, last_used_at, revoked_at)
+              WHERE EXISTS (SELECT 1 FROM accounts a WHERE a.id = t.account_id)
+              ON CONFLICT DO NOTHING`;
+            n.apiKeys = res.count;
+          }
+          if (s.links.length > 0) n.links = (await insertLinkRows(tx, s.links, true)).length;
+          if (s.rollups.length > 0) {
+            const r = s.rollups;
+            const res = await tx`
+              INSERT INTO click_rollups (link_id, hour, device, browser, country, variant, clicks)
+              SELECT t.* FROM unnest(
+                ${r.map((x) => x.linkId)}::text[], ${r.map((x) => x.hour)}::bigint[], ${r.map((x) => x.device)}::text[],
+                ${r.map((x) => x.browser)}::text[], ${r.map((x) => storedCountry(x.country))}::text[],
+                ${r.map((x) => storedVariant(x.variant))}::integer[], ${r.map((x) => x.clicks)}::bigint[]
+              ) AS t(link_id, hour, device, browser, country, variant, clicks)
+              WHERE EXISTS (SELECT 1 FROM links l WHERE l.id = t.link_id)
+              ON CONFLICT DO NOTHING`;
+            n.rollups = res.count;
+          }
+        });
+        return importResult(s, n);
+      });
+    },
+  };
+}

@@ -1,0 +1,115 @@
+/** The administration role of the SQLite store: migrations, lifecycle, readiness, export and import. */
+import { Database } from "bun:sqlite";
+import type { Account, AdminStore, ApiKeyRecord, ExportRecord, ImportResult } from "../../ports.ts";
+import { importResult, rollupRecord, splitBatch, storedCountry, storedVariant } from "../export-support.ts";
+import { ACCOUNT_SELECT } from "./accounts.ts";
+import type { SqliteConnection } from "./connection.ts";
+import { API_KEY_COLUMNS } from "./keys.ts";
+import { LINK_COLUMNS, LINK_SELECT, type LinkRow, linkValues, rowToLink } from "./links.ts";
+import { SQLITE_MIGRATIONS, applySqliteMigrations } from "./migrations.ts";
+
+export function sqliteAdmin(c: SqliteConnection): AdminStore {
+  return {
+    async migrate(): Promise<void> {
+      applySqliteMigrations(c.db);
+    },
+
+    async ping(): Promise<void> {
+      c.db.query("SELECT 1").get();
+    },
+
+    async close(): Promise<void> {
+      c.close();
+    },
+
+    async pendingMigrations(): Promise<number> {
+      let done: Set<number>;
+      try {
+        done = new Set(c.st<{ version: number }>(`SELECT version FROM schema_migrations`).all().map((r) => r.version));
+      } catch {
+        return SQLITE_MIGRATIONS.length; // no bookkeeping table: nothing applied yet
+      }
+      return SQLITE_MIGRATIONS.filter((m) => !done.has(m.version)).length;
+    },
+
+    /**
+     * Reads through a second connection inside one read transaction: a consistent snapshot (WAL) that the
+     * writes of this store's own connection, e.g. the click consumer in the same process, never join.
+     */
+    async *exportAll(): AsyncIterable<ExportRecord> {
+      const own = c.path === ":memory:";
+      const db = own ? c.db : new Database(c.path);
+      try {
+        if (!own) {
+          db.run("PRAGMA busy_timeout = 5000");
+          db.run("PRAGMA query_only = ON");
+          db.run("BEGIN");
+        }
+        for (const a of db.query<Account, []>(`${ACCOUNT_SELECT} ORDER BY created_at, id`).iterate()) {
+          yield { type: "account", data: a };
+        }
+        for (const k of db.query<ApiKeyRecord, []>(`SELECT ${API_KEY_COLUMNS} FROM api_keys ORDER BY created_at, id`).iterate()) {
+          yield { type: "apiKey", data: k };
+        }
+        for (const r of db.query<LinkRow, []>(`${LINK_SELECT} ORDER BY created_at, id`).iterate()) {
+          yield { type: "link", data: rowToLink(r) };
+        }
+        type RollupRow = Parameters<typeof rollupRecord>[0];
+        const rollups = db.query<RollupRow, []>(
+          `SELECT link_id, hour, device, browser, country, variant, clicks FROM click_rollups
+           ORDER BY link_id, hour, device, browser, country, variant`,
+        );
+        for (const r of rollups.iterate()) yield { type: "rollup", data: rollupRecord(r) };
+      } finally {
+        if (!own) {
+          if (db.inTransaction) db.run("COMMIT");
+          db.close();
+        }
+      }
+    },
+
+    async importRecords(batch: ExportRecord[]): Promise<ImportResult> {
+      const s = splitBatch(batch);
+      const n = { accounts: 0, apiKeys: 0, links: 0, rollups: 0 };
+      // A bare ON CONFLICT DO NOTHING covers every unique constraint (id, email, key hash, domain + slug);
+      // the EXISTS clauses skip rows whose owner is missing instead of failing the batch on a foreign key.
+      c.db
+        .transaction(() => {
+          const account = c.st(
+            `INSERT INTO accounts (id, email, password_hash, created_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+          );
+          for (const a of s.accounts) n.accounts += account.run(a.id, a.email, a.passwordHash, a.createdAt).changes;
+          const key = c.st(
+            `INSERT INTO api_keys (id, account_id, name, key_hash, prefix, created_at, last_used_at, revoked_at)
+             SELECT ?, ?, ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM accounts WHERE id = ?) ON CONFLICT DO NOTHING`,
+          );
+          for (const k of s.apiKeys) {
+            n.apiKeys += key.run(
+              k.id, k.accountId, k.name, k.keyHash, k.prefix, k.createdAt, k.lastUsedAt, k.revokedAt, k.accountId,
+            ).changes;
+          }
+          const link = c.st(
+            `INSERT INTO links (${LINK_COLUMNS.join(", ")}) SELECT ${LINK_COLUMNS.map(() => "?").join(", ")}
+             WHERE EXISTS (SELECT 1 FROM accounts WHERE id = ?) ON CONFLICT DO NOTHING`,
+          );
+          const tags = c.st(`INSERT OR IGNORE INTO link_tags (link_id, tag) SELECT ?, value FROM json_each(?)`);
+          for (const l of s.links) {
+            if (link.run(...linkValues(l), l.accountId).changes === 0) continue;
+            n.links++;
+            tags.run(l.id, JSON.stringify(l.tags));
+          }
+          const rollup = c.st(
+            `INSERT INTO click_rollups (link_id, hour, device, browser, country, variant, clicks)
+             SELECT ?, ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM links WHERE id = ?) ON CONFLICT DO NOTHING`,
+          );
+          for (const r of s.rollups) {
+            n.rollups += rollup.run(
+              r.linkId, r.hour, r.device, r.browser, storedCountry(r.country), storedVariant(r.variant), r.clicks, r.linkId,
+            ).changes;
+          }
+        })
+        .immediate();
+      return importResult(s, n);
+    },
+  };
+}

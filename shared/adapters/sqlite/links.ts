@@ -1,0 +1,251 @@
+/** The links role of the SQLite store: link rows, their tag index, and the account's filtered list. */
+import type { SQLQueryBindings, Statement } from "bun:sqlite";
+import { AppError } from "../../errors.ts";
+import type { LinkRecord } from "../../link.ts";
+import type { LinkFilter, LinkStore } from "../../ports.ts";
+import { decodeCursor, encodeCursor, likeContains, pageSize } from "../link-store-support.ts";
+import { CLICK_CHUNK, type SqliteConnection } from "./connection.ts";
+
+/** Column order shared by INSERT and the values built by `linkValues`. */
+export const LINK_COLUMNS = [
+  "id", "account_id", "domain", "slug", "target", "status", "created_at", "updated_at", "expires_at",
+  "starts_at", "max_hits", "hits", "password_hash", "tags", "folder", "utm_source", "utm_medium",
+  "utm_campaign", "rules", "ab_urls", "webhook_url", "webhook_secret", "serve_og", "og_title",
+  "og_description", "og_image_url",
+] as const;
+
+/** SQLite's default SQLITE_MAX_VARIABLE_NUMBER (since 3.32). */
+const MAX_VARIABLES = 32766;
+const ROWS_PER_INSERT = Math.floor(MAX_VARIABLES / LINK_COLUMNS.length);
+
+export interface LinkRow {
+  id: string;
+  account_id: string;
+  domain: string;
+  slug: string;
+  target: string;
+  status: LinkRecord["status"];
+  created_at: number;
+  updated_at: number;
+  expires_at: number | null;
+  starts_at: number | null;
+  max_hits: number | null;
+  hits: number;
+  password_hash: string | null;
+  tags: string;
+  folder: string | null;
+  utm_source: string | null;
+  utm_medium: string | null;
+  utm_campaign: string | null;
+  rules: string;
+  ab_urls: string;
+  webhook_url: string | null;
+  webhook_secret: string | null;
+  serve_og: number;
+  og_title: string | null;
+  og_description: string | null;
+  og_image_url: string | null;
+}
+
+export const LINK_SELECT = `SELECT ${LINK_COLUMNS.join(", ")} FROM links`;
+
+export function rowToLink(r: LinkRow): LinkRecord {
+  return {
+    id: r.id,
+    accountId: r.account_id,
+    domain: r.domain,
+    slug: r.slug,
+    target: r.target,
+    status: r.status,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+    expiresAt: r.expires_at,
+    startsAt: r.starts_at,
+    maxHits: r.max_hits,
+    hits: r.hits,
+    passwordHash: r.password_hash,
+    tags: JSON.parse(r.tags),
+    folder: r.folder,
+    utmSource: r.utm_source,
+    utmMedium: r.utm_medium,
+    utmCampaign: r.utm_campaign,
+    rules: JSON.parse(r.rules),
+    abUrls: JSON.parse(r.ab_urls),
+    webhookUrl: r.webhook_url,
+    webhookSecret: r.webhook_secret,
+    serveOg: r.serve_og === 1,
+    ogTitle: r.og_title,
+    ogDescription: r.og_description,
+    ogImageUrl: r.og_image_url,
+  };
+}
+
+/** Values in LINK_COLUMNS order. */
+export function linkValues(l: LinkRecord): SQLQueryBindings[] {
+  return [
+    l.id, l.accountId, l.domain, l.slug, l.target, l.status, l.createdAt, l.updatedAt, l.expiresAt,
+    l.startsAt, l.maxHits, l.hits, l.passwordHash, JSON.stringify(l.tags), l.folder, l.utmSource, l.utmMedium,
+    l.utmCampaign, JSON.stringify(l.rules), JSON.stringify(l.abUrls), l.webhookUrl, l.webhookSecret,
+    l.serveOg ? 1 : 0, l.ogTitle, l.ogDescription, l.ogImageUrl,
+  ];
+}
+
+const isUniqueViolation = (err: unknown) =>
+  typeof (err as { code?: unknown })?.code === "string" &&
+  (err as { code: string }).code.startsWith("SQLITE_CONSTRAINT_UNIQUE");
+
+export function sqliteLinks(c: SqliteConnection): LinkStore {
+  const insertStatements = new Map<number, Statement>();
+  c.onClose(() => {
+    for (const s of insertStatements.values()) s.finalize();
+    insertStatements.clear();
+  });
+
+  /**
+   * Multi-row INSERT for `n` rows. Prepared statements for the few batch sizes that recur (1, the API's
+   * bulk sizes) are kept; the cache is bounded because each size is a different statement.
+   */
+  function insertStatement(n: number): Statement {
+    let s = insertStatements.get(n);
+    if (s) return s;
+    const row = `(${LINK_COLUMNS.map(() => "?").join(", ")})`;
+    s = c.db.prepare<unknown, SQLQueryBindings[]>(
+      `INSERT INTO links (${LINK_COLUMNS.join(", ")}) VALUES ${Array(n).fill(row).join(", ")}
+       ON CONFLICT (domain, slug) DO NOTHING`,
+    );
+    if (insertStatements.size >= 8) {
+      const [oldest, stale] = insertStatements.entries().next().value!;
+      stale.finalize();
+      insertStatements.delete(oldest);
+    }
+    insertStatements.set(n, s);
+    return s;
+  }
+
+  return {
+    async insertLinks(links: LinkRecord[]): Promise<boolean[]> {
+      if (links.length === 0) return [];
+      const inserted = new Set<string>();
+      c.db
+        .transaction(() => {
+          for (let i = 0; i < links.length; i += ROWS_PER_INSERT) {
+            const chunk = links.slice(i, i + ROWS_PER_INSERT);
+            const { changes } = insertStatement(chunk.length).run(...chunk.flatMap(linkValues));
+            if (changes === chunk.length) {
+              for (const l of chunk) inserted.add(l.id);
+              continue;
+            }
+            // Some slug was taken. Ids are fresh, so a chunk id now in the table is one this statement inserted.
+            for (let j = 0; j < chunk.length; j += CLICK_CHUNK) {
+              const ids = chunk.slice(j, j + CLICK_CHUNK).map((l) => l.id);
+              const found = c.st<{ id: string }>(`SELECT id FROM links WHERE id IN (${ids.map(() => "?").join(",")})`).all(...ids);
+              for (const r of found) inserted.add(r.id);
+            }
+          }
+          // Most bulk rows have no tags: the tag index is only written for links that have some.
+          const tagged = links.filter((l) => l.tags.length > 0 && inserted.has(l.id)).map((l) => l.id);
+          if (tagged.length === 0) return;
+          c.st(
+            `INSERT OR IGNORE INTO link_tags (link_id, tag)
+             SELECT l.id, t.value FROM json_each(?) AS ids JOIN links l ON l.id = ids.value, json_each(l.tags) AS t`,
+          ).run(JSON.stringify(tagged));
+        })
+        .immediate();
+      // Rows of one batch are inserted in input order, so of two rows with the same slug the first wins;
+      // a later row is "inserted" only if its own id is in the table.
+      const claimed = new Set<string>();
+      return links.map((l) => {
+        if (!inserted.has(l.id) || claimed.has(l.id)) return false;
+        claimed.add(l.id);
+        return true;
+      });
+    },
+
+    async getLink(domain: string, slug: string): Promise<LinkRecord | null> {
+      const r = c.st<LinkRow>(`${LINK_SELECT} WHERE domain = ? AND slug = ?`).get(domain, slug);
+      return r ? rowToLink(r) : null;
+    },
+
+    async getLinkById(id: string): Promise<LinkRecord | null> {
+      const r = c.st<LinkRow>(`${LINK_SELECT} WHERE id = ?`).get(id);
+      return r ? rowToLink(r) : null;
+    },
+
+    async updateLink(l: LinkRecord, expectedUpdatedAt?: number): Promise<boolean> {
+      try {
+        return c.db
+          .transaction((): boolean => {
+            const res = c.st(
+              `UPDATE links SET domain = ?, slug = ?, target = ?, status = ?, updated_at = ?, expires_at = ?,
+                 starts_at = ?, max_hits = ?, password_hash = ?, tags = ?, folder = ?, utm_source = ?,
+                 utm_medium = ?, utm_campaign = ?, rules = ?, ab_urls = ?, webhook_url = ?, webhook_secret = ?,
+                 serve_og = ?, og_title = ?, og_description = ?, og_image_url = ?
+               WHERE id = ? AND (? IS NULL OR updated_at = ?)`,
+            ).run(
+              l.domain, l.slug, l.target, l.status, l.updatedAt, l.expiresAt, l.startsAt, l.maxHits, l.passwordHash,
+              JSON.stringify(l.tags), l.folder, l.utmSource, l.utmMedium, l.utmCampaign, JSON.stringify(l.rules),
+              JSON.stringify(l.abUrls), l.webhookUrl, l.webhookSecret, l.serveOg ? 1 : 0, l.ogTitle,
+              l.ogDescription, l.ogImageUrl, l.id, expectedUpdatedAt ?? null, expectedUpdatedAt ?? null,
+            );
+            if (res.changes === 0) return false;
+            c.st(`DELETE FROM link_tags WHERE link_id = ?`).run(l.id);
+            c.st(`INSERT OR IGNORE INTO link_tags (link_id, tag) SELECT ?, value FROM json_each(?)`).run(
+              l.id,
+              JSON.stringify(l.tags),
+            );
+            return true;
+          })
+          .immediate();
+      } catch (err) {
+        if (isUniqueViolation(err)) throw new AppError("slug_taken", "Slug already taken");
+        throw err;
+      }
+    },
+
+    async deleteLink(id: string): Promise<void> {
+      // Tags, raw clicks and rollups go with it (ON DELETE CASCADE).
+      c.st(`DELETE FROM links WHERE id = ?`).run(id);
+    },
+
+    async listLinks(
+      accountId: string,
+      filter: LinkFilter,
+    ): Promise<{ links: LinkRecord[]; nextCursor: string | null }> {
+      const cursor = decodeCursor(filter.cursor);
+      const limit = pageSize(filter.limit);
+      const where = ["account_id = ?"];
+      const args: SQLQueryBindings[] = [accountId];
+      if (cursor) {
+        where.push("(created_at, id) < (?, ?)");
+        args.push(cursor.createdAt, cursor.id);
+      }
+      if (filter.tag !== undefined) {
+        where.push("id IN (SELECT link_id FROM link_tags WHERE tag = ?)");
+        args.push(filter.tag);
+      }
+      if (filter.folder !== undefined) {
+        where.push("folder = ?");
+        args.push(filter.folder);
+      }
+      if (filter.status !== undefined) {
+        where.push("status = ?");
+        args.push(filter.status);
+      }
+      if (filter.q !== undefined && filter.q !== "") {
+        // SQLite's LIKE ignores ASCII case only; the pattern is lower-cased to match lower(column).
+        where.push(`(lower(slug) LIKE ? ESCAPE '\\' OR lower(target) LIKE ? ESCAPE '\\')`);
+        const pattern = likeContains(filter.q);
+        args.push(pattern, pattern);
+      }
+      args.push(limit + 1);
+      // One statement per combination of filters (at most 32), each prepared once.
+      const rows = c.st<LinkRow>(
+        `${LINK_SELECT} WHERE ${where.join(" AND ")} ORDER BY created_at DESC, id DESC LIMIT ?`,
+      ).all(...args);
+      const page = rows.slice(0, limit).map(rowToLink);
+      const last = page[page.length - 1];
+      const nextCursor = rows.length > limit && last ? encodeCursor({ createdAt: last.createdAt, id: last.id }) : null;
+      return { links: page, nextCursor };
+    },
+  };
+}

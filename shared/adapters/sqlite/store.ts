@@ -1,0 +1,25 @@
+/**
+ * The Store on SQLite (`bun:sqlite`, WAL): the embedded default's source of truth. Every method runs
+ * synchronously inside (bun:sqlite is synchronous) behind the async ports; statements are prepared once
+ * per instance and reused. One connection, shared by the role implementations composed here; each write
+ * runs in its own immediate transaction.
+ */
+import type { Store } from "../../ports.ts";
+import { sqliteAccounts } from "./accounts.ts";
+import { sqliteAdmin } from "./admin.ts";
+import { sqliteClicks } from "./clicks.ts";
+import { SqliteConnection } from "./connection.ts";
+import { sqliteKeys } from "./keys.ts";
+import { sqliteLinks } from "./links.ts";
+
+// Declaration merging: a SqliteStore is a Store, whose methods are own properties assigned from the roles.
+export interface SqliteStore extends Store {}
+
+export class SqliteStore {
+  /** `path`: a file (its directory is created) or ":memory:". */
+  constructor(path: string) {
+    const c = new SqliteConnection(path);
+    const roles: Store = { ...sqliteAdmin(c), ...sqliteAccounts(c), ...sqliteKeys(c), ...sqliteLinks(c), ...sqliteClicks(c) };
+    Object.assign(this, roles);
+  }
+}

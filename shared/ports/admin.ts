@@ -1,0 +1,50 @@
+/** The administration role of the store: schema, connection lifecycle, readiness, export and import. */
+import type { LinkRecord } from "../link.ts";
+import type { Account } from "./accounts.ts";
+import type { ApiKeyRecord } from "./keys.ts";
+
+export interface AdminStore {
+  /** Applies pending migrations; safe when two processes start together. */
+  migrate(): Promise<void>;
+  ping(): Promise<void>;
+  close(): Promise<void>;
+
+  /** Migrations this code knows that the database has not applied yet (0: schema current). Readiness. */
+  pendingMigrations(): Promise<number>;
+  /**
+   * Every account, API key (hashes only), link and click rollup, in that order (owners before what they own),
+   * from one consistent snapshot. Sessions and raw clicks are not exported. For `npm run export`.
+   */
+  exportAll(): AsyncIterable<ExportRecord>;
+  /**
+   * Writes records from exportAll (of either adapter) in one transaction. Idempotent: a record whose id or
+   * unique value (email, key hash, domain + slug, rollup cell) exists already is skipped, and so is one whose
+   * owner is missing (e.g. its account was skipped). Owners must come before, or in the same batch as, what
+   * they own. For `npm run import`.
+   */
+  importRecords(batch: ExportRecord[]): Promise<ImportResult>;
+}
+
+/** One hourly rollup cell as exported: `country` null = unknown, `variant` null = no A/B variant. */
+export interface ClickRollupRecord {
+  linkId: string;
+  /** Start of the hour, epoch ms. */
+  hour: number;
+  device: string;
+  browser: string;
+  country: string | null;
+  variant: number | null;
+  clicks: number;
+}
+
+/** One record of a full export (JSON lines: one `{ type, data }` per line). */
+export type ExportRecord =
+  | { type: "account"; data: Account }
+  | { type: "apiKey"; data: ApiKeyRecord }
+  | { type: "link"; data: LinkRecord }
+  | { type: "rollup"; data: ClickRollupRecord };
+
+export type ExportRecordType = ExportRecord["type"];
+
+/** Per record type, how many were written and how many skipped (already present or owner missing). */
+export type ImportResult = Record<ExportRecordType, { inserted: number; skipped: number }>;

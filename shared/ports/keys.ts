@@ -1,0 +1,23 @@
+/** The API-keys role of the store: keys are kept by their hash only. */
+
+export interface ApiKeyRecord {
+  id: string;
+  accountId: string;
+  name: string;
+  /** SHA-256 hex of the full key; the key itself is shown once and never stored. */
+  keyHash: string;
+  /** Display prefix, e.g. "ck_AbC1". */
+  prefix: string;
+  createdAt: number;
+  lastUsedAt: number | null;
+  revokedAt: number | null;
+}
+
+export interface KeyStore {
+  createApiKey(key: ApiKeyRecord): Promise<void>;
+  findApiKeyByHash(keyHash: string): Promise<ApiKeyRecord | null>;
+  listApiKeys(accountId: string): Promise<ApiKeyRecord[]>;
+  /** Returns the revoked key, or null when it is unknown or another account's. */
+  revokeApiKey(accountId: string, id: string, at: number): Promise<ApiKeyRecord | null>;
+  touchApiKey(id: string, at: number): Promise<void>;
+}
