@@ -191,7 +191,8 @@ describe("raw JSON-RPC and sessions", () => {
       [{ arguments: { url: "https://example.com/x" } }, "name"],
       [undefined, "params"],
     ];
-    for (const headers of [{ authorization: `Bearer ${keyA}` }, { authorization: `Bearer ${keyA}`, "mcp-session-id": a.transport.sessionId! }]) {
+    const headerSets: Record<string, string>[] = [{ authorization: `Bearer ${keyA}` }, { authorization: `Bearer ${keyA}`, "mcp-session-id": a.transport.sessionId! }];
+    for (const headers of headerSets) {
       for (const [params, field] of malformed) {
         const res = await rpc({ jsonrpc: "2.0", id: 9, method: "tools/call", ...(params === undefined ? {} : { params }) }, headers);
         const body = await res.json();
@@ -206,7 +207,8 @@ describe("raw JSON-RPC and sessions", () => {
 
 describe("the HTTP edge", () => {
   test("401 problem+json with WWW-Authenticate without a valid key; a key in the query string is ignored", async () => {
-    for (const headers of [{}, { authorization: "Bearer ck_not_a_real_key_000000000000000000" }, { authorization: keyA }]) {
+    const attempts: Record<string, string>[] = [{}, { authorization: "Bearer ck_not_a_real_key_000000000000000000" }, { authorization: keyA }];
+    for (const headers of attempts) {
       const res = await rpc(TOOLS_LIST, headers);
       expect(res.headers.get("www-authenticate")).toBe('Bearer realm="api"');
       await problemOf(res, 401, "unauthorized");

@@ -20,7 +20,7 @@ import { createApiKey, type KeyAuthenticator } from "../../control/keys/service.
 import { MemoryHotState } from "../../shared/adapters/memory/hot-state.ts";
 import { SqliteLinkStore } from "../../shared/adapters/sqlite/link-store.ts";
 import { loadConfig } from "../../shared/config.ts";
-import { ERROR_CODES, type ErrorCode, type Problem } from "../../shared/errors.ts";
+import { AppError, ERROR_CODES, type ErrorCode, type Problem } from "../../shared/errors.ts";
 import { newId } from "../../shared/ids.ts";
 import type { Account } from "../../shared/ports.ts";
 
@@ -159,4 +159,12 @@ export function linkObject(slug: string, target: string, fields: Record<string, 
     maxHits: null, hits: 0, hasPassword: false, tags: [], folder: null, utmSource: null, utmMedium: null, utmCampaign: null, rules: [],
     abUrls: [], webhookUrl: null, serveOg: false, ogTitle: null, ogDescription: null, ogImageUrl: null, webhookSecret: null, ...fields,
   };
+}
+
+/** The problem object of the AppError a service call rejects with (fails the test when it resolves or throws anything else). */
+export async function rejectionOf(call: Promise<unknown>): Promise<Problem> {
+  const outcome = await call.then((value) => ({ value }), (error: unknown) => ({ error }));
+  if (!("error" in outcome)) throw new Error(`expected a rejection, got ${JSON.stringify(outcome.value)}`);
+  expect(outcome.error).toBeInstanceOf(AppError);
+  return (outcome.error as AppError).toProblem();
 }
