@@ -1,5 +1,5 @@
 /**
- * The LinkStore contract against a real Postgres (DATABASE_URL, default the local test database), in a
+ * The Store contract against a real Postgres (DATABASE_URL, default the local test database), in a
  * random schema dropped afterwards so runs never collide. An unreachable Postgres FAILS this suite: the
  * adapter must be tested for real, never silently skipped.
  */
@@ -8,7 +8,7 @@ import postgres from "postgres";
 import { PostgresStore } from "../../shared/adapters/postgres/store.ts";
 import { AppError } from "../../shared/errors.ts";
 import type { LinkRecord } from "../../shared/link.ts";
-import { runLinkStoreContract } from "./link-store.contract.ts";
+import { runStoreContract } from "./store.contract.ts";
 
 const url = process.env.DATABASE_URL_TEST ?? process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
 const redacted = url.replace(/\/\/([^:@/]+):[^@/]*@/, "//$1:***@");
@@ -62,7 +62,7 @@ async function dropSchemas(): Promise<void> {
 }
 
 const contractSchema = newSchema();
-runLinkStoreContract("Postgres", () => openOnSchema(contractSchema), dropSchemas);
+runStoreContract("Postgres", () => openOnSchema(contractSchema), dropSchemas);
 // Every schema a test below opened, also those of describe blocks without their own clean-up (they leaked before).
 afterAll(dropSchemas);
 

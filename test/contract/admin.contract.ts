@@ -1,0 +1,170 @@
+/** Store contract, administration role (AdminStore): lifecycle, readiness, export and import. */
+import { beforeAll, describe, expect, test } from "bun:test";
+import type { ApiKeyRecord, ExportRecord, Store } from "../../shared/ports.ts";
+import { click, DOMAIN, fullLinkFor, HOUR, linkFor, rejectionOf, type StoreContext, T0, uid } from "./store-harness.ts";
+
+export function runAdminContract(ctx: StoreContext): void {
+  let store: Store;
+  beforeAll(() => {
+    store = ctx.store;
+  });
+  const { open, newAccount, insertOk } = ctx;
+
+  describe("lifecycle", () => {
+    test("migrate() again on a migrated database is a no-op", async () => {
+      await store.migrate();
+      await store.migrate();
+      await store.ping();
+    });
+
+    test("two stores migrating the same database at the same time both succeed", async () => {
+      const [a, b] = [await open(), await open()];
+      await Promise.all([a.migrate(), b.migrate()]);
+      await Promise.all([a.ping(), b.ping()]);
+    });
+
+    test("data written by one store is visible from another store on the same database", async () => {
+      const accountId = await newAccount();
+      const link = linkFor(accountId);
+      await insertOk([link]);
+      const other = await open();
+      expect(await other.getAccount(accountId)).not.toBeNull();
+      expect(await other.getLinkById(link.id)).toEqual(link);
+    });
+
+    test("ping() rejects once the store is closed", async () => {
+      const s = await open();
+      await s.ping();
+      await s.close();
+      expect(await rejectionOf(s.ping())).toBeInstanceOf(Error);
+    });
+  });
+
+  describe("operations: readiness, export and import", () => {
+    /** Everything exportAll yields, in order. */
+    async function exportAll(s: Store = store): Promise<ExportRecord[]> {
+      const out: ExportRecord[] = [];
+      for await (const r of s.exportAll()) out.push(r);
+      return out;
+    }
+
+    /** An account, one of its keys, a link with every field and clicks in two hours, one of them unknown. */
+    async function populated() {
+      const accountId = await newAccount();
+      const key: ApiKeyRecord = {
+        id: uid(), accountId, name: "export", keyHash: `hash-${uid()}`, prefix: "ck_Exp0", createdAt: T0,
+        lastUsedAt: T0 + 5, revokedAt: null,
+      };
+      await store.createApiKey(key);
+      const link = fullLinkFor(accountId, { hits: 0 });
+      await insertOk([link]);
+      await store.recordClicks([
+        click(link.id, { ts: T0 + 1, country: "US", variant: 0 }),
+        click(link.id, { ts: T0 + 2, country: "US", variant: 0 }),
+        click(link.id, { ts: T0 + HOUR, country: null, variant: null, device: "mobile", browser: "Safari" }),
+      ]);
+      return { accountId, key, link: (await store.getLinkById(link.id))! };
+    }
+
+    test("pendingMigrations() is 0 once migrated", async () => {
+      expect(await store.pendingMigrations()).toBe(0);
+    });
+
+    test("exportAll yields every account, key, link and rollup with every field, owners first", async () => {
+      const { accountId, key, link } = await populated();
+      const records = await exportAll();
+      const order = ["account", "apiKey", "link", "rollup"];
+      const ranks = records.map((r) => order.indexOf(r.type));
+      expect(ranks).toEqual([...ranks].sort((a, b) => a - b));
+
+      expect(records).toContainEqual({ type: "account", data: (await store.getAccount(accountId))! });
+      expect(records).toContainEqual({ type: "apiKey", data: key });
+      expect(records).toContainEqual({ type: "link", data: link });
+      expect(link.hits).toBe(3);
+      const rollups = records.filter((r) => r.type === "rollup" && r.data.linkId === link.id).map((r) => r.data);
+      expect(rollups).toHaveLength(2);
+      expect(rollups).toContainEqual({
+        linkId: link.id, hour: T0, device: "desktop", browser: "Chrome", country: "US", variant: 0, clicks: 2,
+      });
+      expect(rollups).toContainEqual({
+        linkId: link.id, hour: T0 + HOUR, device: "mobile", browser: "Safari", country: null, variant: null, clicks: 1,
+      });
+    });
+
+    test("importRecords writes another instance's records (tags indexed, stats intact) and a re-import skips them all", async () => {
+      const account = { id: uid(), email: `Import-${uid()}@Example.com`, passwordHash: "$argon2id$x", createdAt: T0 };
+      const key: ApiKeyRecord = {
+        id: uid(), accountId: account.id, name: "moved", keyHash: `hash-${uid()}`, prefix: "ck_Mov0", createdAt: T0,
+        lastUsedAt: null, revokedAt: T0 + 9,
+      };
+      const link = fullLinkFor(account.id, { hits: 3, tags: ["moved", "twice"] });
+      const batch: ExportRecord[] = [
+        { type: "account", data: account },
+        { type: "apiKey", data: key },
+        { type: "link", data: link },
+        { type: "rollup", data: { linkId: link.id, hour: T0, device: "desktop", browser: "Chrome", country: "US", variant: 1, clicks: 2 } },
+        { type: "rollup", data: { linkId: link.id, hour: T0 + HOUR, device: "mobile", browser: "Safari", country: null, variant: null, clicks: 1 } },
+      ];
+      const all = (inserted: number, skipped: number) => ({ inserted, skipped });
+      expect(await store.importRecords(batch)).toEqual({
+        account: all(1, 0), apiKey: all(1, 0), link: all(1, 0), rollup: all(2, 0),
+      });
+
+      expect(await store.getAccount(account.id)).toEqual({ ...account, email: account.email.toLowerCase() });
+      expect(await store.findApiKeyByHash(key.keyHash)).toEqual(key);
+      expect(await store.getLinkById(link.id)).toEqual(link);
+      expect((await store.listLinks(account.id, { limit: 10, tag: "twice" })).links.map((l) => l.id)).toEqual([link.id]);
+      const stats = await store.getStats(link.id, 0);
+      expect(stats.total).toBe(3);
+      expect(stats.byCountry).toEqual({ US: 2, unknown: 1 });
+      expect(stats.byVariant).toEqual({ "1": 2 });
+
+      expect(await store.importRecords(batch)).toEqual({
+        account: all(0, 1), apiKey: all(0, 1), link: all(0, 1), rollup: all(0, 2),
+      });
+      expect((await store.getStats(link.id, 0)).total).toBe(3);
+      expect((await store.getLinkById(link.id))?.hits).toBe(3);
+    });
+
+    test("records whose unique value is taken or whose owner is missing are skipped, without failing the batch", async () => {
+      const { accountId, link: existing } = await populated();
+      const existingAccount = (await store.getAccount(accountId))!;
+      const clash = { ...existingAccount, id: uid() }; // same email, another id
+      const orphanKey: ApiKeyRecord = {
+        id: uid(), accountId: clash.id, name: "orphan", keyHash: `hash-${uid()}`, prefix: "ck_Orp0", createdAt: T0,
+        lastUsedAt: null, revokedAt: null,
+      };
+      const sameSlug = linkFor(accountId, { slug: existing.slug }); // another id, slug taken on the domain
+      const fresh = linkFor(accountId);
+      const result = await store.importRecords([
+        { type: "account", data: clash },
+        { type: "apiKey", data: orphanKey },
+        { type: "link", data: sameSlug },
+        { type: "link", data: fresh },
+        { type: "rollup", data: { linkId: sameSlug.id, hour: T0, device: "desktop", browser: "Chrome", country: "US", variant: null, clicks: 5 } },
+        { type: "rollup", data: { linkId: fresh.id, hour: T0, device: "desktop", browser: "Chrome", country: "US", variant: null, clicks: 4 } },
+      ]);
+      expect(result).toEqual({
+        account: { inserted: 0, skipped: 1 },
+        apiKey: { inserted: 0, skipped: 1 },
+        link: { inserted: 1, skipped: 1 },
+        rollup: { inserted: 1, skipped: 1 },
+      });
+      expect(await store.getAccount(clash.id)).toBeNull();
+      expect(await store.findApiKeyByHash(orphanKey.keyHash)).toBeNull();
+      expect(await store.getLink(DOMAIN, existing.slug)).toEqual(existing);
+      expect(await store.getLinkById(fresh.id)).toEqual(fresh);
+      expect((await store.getStats(fresh.id, 0)).total).toBe(4);
+      expect((await store.getStats(existing.id, 0)).total).toBe(3);
+    });
+
+    test("an export in progress does not block writes to the same database", async () => {
+      const { link } = await populated();
+      const reader = await open();
+      const exporting = exportAll(reader);
+      await store.recordClicks([click(link.id)]);
+      const records = await exporting;
+      expect(records.some((r) => r.type === "link" && r.data.id === link.id)).toBe(true);
+    });
+  });
+}

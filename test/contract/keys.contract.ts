@@ -1,0 +1,71 @@
+/** Store contract, API-keys role (KeyStore). */
+import { beforeAll, describe, expect, test } from "bun:test";
+import type { ApiKeyRecord, Store } from "../../shared/ports.ts";
+import { type StoreContext, T0, uid } from "./store-harness.ts";
+
+export function runKeyContract(ctx: StoreContext): void {
+  let store: Store;
+  beforeAll(() => {
+    store = ctx.store;
+  });
+  const { newAccount } = ctx;
+
+  describe("API keys", () => {
+    const keyFor = (accountId: string, over: Partial<ApiKeyRecord> = {}): ApiKeyRecord => ({
+      id: uid(),
+      accountId,
+      name: "ci",
+      keyHash: uid().replace(/-/g, "").repeat(2),
+      prefix: "ck_AbC1",
+      createdAt: T0,
+      lastUsedAt: null,
+      revokedAt: null,
+      ...over,
+    });
+
+    test("a key is found by its hash with every field", async () => {
+      const key = keyFor(await newAccount(), { name: "deploy bot", lastUsedAt: T0 + 5, revokedAt: null });
+      await store.createApiKey(key);
+      expect(await store.findApiKeyByHash(key.keyHash)).toEqual(key);
+      expect(await store.findApiKeyByHash("0".repeat(64))).toBeNull();
+    });
+
+    test("listApiKeys lists only the account's keys, newest first, revoked ones included", async () => {
+      const mine = await newAccount();
+      const theirs = await newAccount();
+      const older = keyFor(mine, { createdAt: T0 });
+      const newer = keyFor(mine, { createdAt: T0 + 1000, revokedAt: T0 + 2000 });
+      await store.createApiKey(older);
+      await store.createApiKey(newer);
+      await store.createApiKey(keyFor(theirs));
+      expect(await store.listApiKeys(mine)).toEqual([newer, older]);
+      expect(await store.listApiKeys(uid())).toEqual([]);
+    });
+
+    test("touchApiKey records the last use and never moves it backwards", async () => {
+      const key = keyFor(await newAccount());
+      await store.createApiKey(key);
+      await store.touchApiKey(key.id, T0 + 10_000);
+      expect((await store.findApiKeyByHash(key.keyHash))?.lastUsedAt).toBe(T0 + 10_000);
+      await store.touchApiKey(key.id, T0 + 5_000);
+      expect((await store.findApiKeyByHash(key.keyHash))?.lastUsedAt).toBe(T0 + 10_000);
+      await store.touchApiKey(uid(), T0); // unknown key: nothing happens
+    });
+
+    test("revokeApiKey revokes only the owner's key, keeps the first revocation time, and the key stays findable", async () => {
+      const owner = await newAccount();
+      const stranger = await newAccount();
+      const key = keyFor(owner);
+      await store.createApiKey(key);
+
+      expect(await store.revokeApiKey(stranger, key.id, T0 + 1)).toBeNull();
+      expect((await store.findApiKeyByHash(key.keyHash))?.revokedAt).toBeNull();
+
+      expect(await store.revokeApiKey(owner, key.id, T0 + 2)).toEqual({ ...key, revokedAt: T0 + 2 });
+      expect(await store.revokeApiKey(owner, key.id, T0 + 3)).toEqual({ ...key, revokedAt: T0 + 2 });
+      // The caller decides what a revoked key means, so lookups still return it.
+      expect(await store.findApiKeyByHash(key.keyHash)).toEqual({ ...key, revokedAt: T0 + 2 });
+      expect(await store.revokeApiKey(owner, uid(), T0)).toBeNull();
+    });
+  });
+}

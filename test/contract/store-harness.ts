@@ -1,0 +1,175 @@
+/**
+ * What every role suite of the Store contract shares: fixtures (fixed instants, links, clicks) and the store
+ * under test, opened and migrated once per adapter run. Each test works under its own fresh account and unique
+ * slugs, so tests are independent of each other and of their order.
+ *
+ * `make` must return a NEW store instance on the SAME test database each time it is called (the suites open
+ * several to test concurrent migration and that data is visible from a second connection).
+ * `cleanup` runs after every store has been closed (e.g. drop the test schema, delete the file).
+ */
+import { afterAll, beforeAll, expect } from "bun:test";
+import type { LinkRecord } from "../../shared/link.ts";
+import type { Store, StoredClick } from "../../shared/ports.ts";
+
+export const HOUR = 3_600_000;
+/** A fixed, hour-aligned instant so expectations do not depend on the clock. */
+export const T0 = Date.UTC(2030, 0, 1, 12);
+export const DOMAIN = "sho.rt";
+
+export const uid = () => crypto.randomUUID();
+let seq = 0;
+export const uniqueSlug = (prefix = "s") => `${prefix}${(++seq).toString(36)}${uid().slice(0, 8)}`;
+
+export function linkFor(accountId: string, over: Partial<LinkRecord> = {}): LinkRecord {
+  return {
+    id: uid(),
+    accountId,
+    domain: DOMAIN,
+    slug: uniqueSlug(),
+    target: "https://example.com/landing",
+    status: "active",
+    createdAt: T0,
+    updatedAt: T0,
+    expiresAt: null,
+    startsAt: null,
+    maxHits: null,
+    hits: 0,
+    passwordHash: null,
+    tags: [],
+    folder: null,
+    utmSource: null,
+    utmMedium: null,
+    utmCampaign: null,
+    rules: [],
+    abUrls: [],
+    webhookUrl: null,
+    webhookSecret: null,
+    serveOg: false,
+    ogTitle: null,
+    ogDescription: null,
+    ogImageUrl: null,
+    ...over,
+  };
+}
+
+/** A link with every optional field set, to prove each column round-trips. */
+export function fullLinkFor(accountId: string, over: Partial<LinkRecord> = {}): LinkRecord {
+  return linkFor(accountId, {
+    target: "https://example.com/path?x=1&y=é",
+    status: "paused",
+    createdAt: T0 - 5 * HOUR,
+    updatedAt: T0 - 4 * HOUR,
+    expiresAt: T0 + 48 * HOUR,
+    startsAt: T0 - HOUR,
+    maxHits: 1_000_000,
+    hits: 7,
+    passwordHash: "$argon2id$v=19$m=65536,t=2,p=1$abc$def",
+    tags: ["launch", "Q1 2030", "ünïcode"],
+    folder: "Marketing/Spring",
+    utmSource: "newsletter",
+    utmMedium: "email",
+    utmCampaign: "spring_sale",
+    rules: [
+      { kind: "country", match: "DE", url: "https://example.de/" },
+      { kind: "device", match: "ios", url: "https://apps.apple.com/x" },
+    ],
+    abUrls: [
+      { url: "https://a.example.com/", weight: 3 },
+      { url: "https://b.example.com/", weight: 1.5 },
+    ],
+    webhookUrl: "https://hooks.example.com/clink",
+    webhookSecret: "whsec_c2VjcmV0",
+    serveOg: true,
+    ogTitle: `Title with "quotes" & <tags>`,
+    ogDescription: "Line one\nline two",
+    ogImageUrl: "https://img.example.com/card.png",
+    ...over,
+  });
+}
+
+/** A click in a batch of its own unless `over.batch` names one. */
+export function click(linkId: string, over: Partial<StoredClick> = {}): StoredClick {
+  return {
+    batch: uid(),
+    linkId,
+    ts: T0 + 60_000,
+    country: "US",
+    device: "desktop",
+    browser: "Chrome",
+    os: "Windows",
+    referrer: null,
+    variant: null,
+    ...over,
+  };
+}
+
+/** The rejection of `p`; fails the test when `p` resolves. */
+export async function rejectionOf(p: Promise<unknown>): Promise<unknown> {
+  try {
+    await p;
+  } catch (err) {
+    return err;
+  }
+  throw new Error("expected the call to reject, but it resolved");
+}
+
+/** The store under test and the helpers the role suites build on; `store` is set once `beforeAll` has run. */
+export interface StoreContext {
+  readonly store: Store;
+  /** Another store on the same database, closed after the run. */
+  open(): Promise<Store>;
+  /** A fresh account; returns its id. */
+  newAccount(): Promise<string>;
+  insertOk(links: LinkRecord[]): Promise<void>;
+  rawClicksOf(linkId: string): Promise<StoredClick[]>;
+}
+
+/** Opens and migrates the store before the enclosing describe's tests, closes every store opened after them. */
+export function storeContext(make: () => Promise<Store>, cleanup?: () => Promise<void>): StoreContext {
+  let store: Store;
+  const opened: Store[] = [];
+  const open = async () => {
+    const s = await make();
+    opened.push(s);
+    return s;
+  };
+
+  beforeAll(async () => {
+    store = await open();
+    await store.migrate();
+  });
+
+  afterAll(async () => {
+    for (const s of opened) await s.close().catch(() => {}); // some tests close their own store first
+    await cleanup?.();
+  });
+
+  /** A fresh account; returns its id. */
+  async function newAccount(): Promise<string> {
+    const id = uid();
+    expect(await store.createAccount({ id, email: `${id}@example.com`, passwordHash: "h", createdAt: T0 })).toBe(
+      true,
+    );
+    return id;
+  }
+
+  async function insertOk(links: LinkRecord[]): Promise<void> {
+    expect(await store.insertLinks(links)).toEqual(links.map(() => true));
+  }
+
+  async function rawClicksOf(linkId: string): Promise<StoredClick[]> {
+    const out: StoredClick[] = [];
+    for await (const c of store.rawClicks(linkId)) out.push(c);
+    return out;
+  }
+
+  return {
+    get store() {
+      return store;
+    },
+    open,
+    newAccount,
+    insertOk,
+    rawClicksOf,
+  };
+}
