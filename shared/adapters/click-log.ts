@@ -1,5 +1,5 @@
 /**
- * The raw click log as both LinkStore adapters keep it: one row per batch and link, holding that batch's clicks
+ * The raw click log as both Store adapters keep it: one row per batch and link, holding that batch's clicks
  * of the link as JSON columns, beside the hourly rollup cells the batch adds. A row per click made the raw log
  * the dearest part of recording a click (Postgres: about 5 µs of backend CPU per click, mostly the row and its
  * index entry; SQLite: about 2.7 µs on the writer thread); a row per batch costs a few µs per row instead.

@@ -1,5 +1,5 @@
 /**
- * Pieces both LinkStore adapters share for export and import (`exportAll`, `importRecords`): how a batch is
+ * Pieces both Store adapters share for export and import (`exportAll`, `importRecords`): how a batch is
  * split by record type, and the rollup sentinels mapped to and from the export's nulls.
  */
 import type { Account, ApiKeyRecord, ClickRollupRecord, ExportRecord, ImportResult } from "../ports.ts";

@@ -1,5 +1,5 @@
 /**
- * Pieces both LinkStore adapters (SQLite, Postgres) share so they behave identically where the port is
+ * Pieces both Store adapters (SQLite, Postgres) share so they behave identically where the ports are
  * silent: the list cursor format, LIKE escaping, hour buckets and how grouped rollup rows become RollupStats.
  */
 import { AppError } from "../errors.ts";
