@@ -9,7 +9,7 @@
  * posted click to be committed. Clicks not yet committed live only in this process, so a kill without warning
  * loses them (README: Graceful shutdown).
  */
-import type { ClickEvent, ClickQueue } from "../../shared/ports.ts";
+import type { ClickEvent, ClickIntake } from "../../shared/ports.ts";
 import { packClicks } from "../../shared/clicks/columns.ts";
 import type { WorkerReply, WorkerRequest } from "./writer-worker.ts";
 
@@ -23,7 +23,7 @@ export interface ClickWriterHooks {
 /** While the file cannot be written (disk full), at most this many clicks wait in the thread; the oldest go first. */
 export const MAX_WAITING_CLICKS = 1_000_000;
 
-export class ClickWriterThread implements ClickQueue {
+export class ClickWriterThread implements ClickIntake {
   private worker!: Worker;
   private callSeq = 0;
   private readonly calls = new Map<number, { resolve: () => void; reject: (e: Error) => void }>();

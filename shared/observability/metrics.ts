@@ -9,7 +9,7 @@
  * is counted through prom-client directly: those paths are not hot.
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
-import type { ClickQueue } from "../ports.ts";
+import type { ClickIntake } from "../ports.ts";
 import type { WebhookResult } from "../webhooks/sender.ts";
 import { withTimeout } from "../time.ts";
 
@@ -131,7 +131,7 @@ export class Metrics {
   private cacheSources: CacheCounts[] = [];
   private bufferSources: ClickBufferView[] = [];
   private lossSources: ClickLossView[] = [];
-  private queue: ClickQueue | null = null;
+  private queue: ClickIntake | null = null;
 
   constructor(readonly role: ProcessRole, opts: { defaultMetrics?: boolean } = {}) {
     const registers = [this.registry];
@@ -301,7 +301,7 @@ export class Metrics {
   }
 
   /** Reports the click queue's depth when scraped. */
-  watchQueue(queue: ClickQueue): void {
+  watchQueue(queue: ClickIntake): void {
     this.queue = queue;
   }
 

@@ -6,7 +6,7 @@
 import { timingSafeEqual } from "node:crypto";
 import type { Config } from "../config.ts";
 import { AppError, problemResponse } from "../errors.ts";
-import type { AdminStore, ClickQueue, HotState } from "../ports.ts";
+import type { AdminStore, ClickIntake, HotState } from "../ports.ts";
 import { createLogger, type Logger, type LoggerOptions } from "./logger.ts";
 import { Metrics, type ProcessRole } from "./metrics.ts";
 import { createProbes, type Probes } from "./probes.ts";
@@ -29,7 +29,7 @@ export interface OpsOptions {
   store: AdminStore;
   hot: HotState;
   /** Where this process's clicks are queued, for the queue-depth gauge (default: HotState's queue). */
-  clickQueue?: ClickQueue;
+  clickQueue?: ClickIntake;
   /** prom-client's process metrics (CPU, memory, event loop). Default true. */
   defaultMetrics?: boolean;
   log?: LoggerOptions;

@@ -4,7 +4,7 @@
  */
 import { describe, expect, test } from "bun:test";
 import { ClickBuffer } from "../../redirector/click-buffer.ts";
-import type { ClickEvent, ClickQueue } from "../../shared/ports.ts";
+import type { ClickEvent, ClickIntake } from "../../shared/ports.ts";
 
 function click(i: number): ClickEvent {
   return { id: `c${i}`, linkId: "L1", ts: i, ua: "", ip: null, country: null, referrer: null, variant: null };
@@ -25,7 +25,7 @@ function recordingQueue(delayMs = 0) {
       return 0;
     },
   };
-  return q satisfies ClickQueue & { batches: string[][] };
+  return q satisfies ClickIntake & { batches: string[][] };
 }
 
 const ids = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => `c${from + i}`);

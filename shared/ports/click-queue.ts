@@ -1,0 +1,60 @@
+/**
+ * The click queue (design §2 data flow 4-5): the redirector enqueues click batches, one drain loop
+ * (control/clicks/drain.ts) reads them, writes them to the store and acknowledges them. Adapters: memory (the
+ * embedded writer thread's queue, and the memory HotState's) and Redis (a stream, one entry per batch); one
+ * contract suite (test/contract/click-queue.contract.ts) runs against each.
+ */
+
+/** A click as the redirector saw it, before the drain reduces it to a StoredClick. */
+export interface ClickEvent {
+  id: string;
+  linkId: string;
+  ts: number;
+  /** Raw User-Agent (at most 512 characters); parsed off the hot path. */
+  ua: string;
+  /** Client address, used only to look up the country; never stored. */
+  ip: string | null;
+  /** Country when the hot path already knew it (trusted header or a country rule). */
+  country: string | null;
+  referrer: string | null;
+  variant: number | null;
+}
+
+export interface QueuedClick {
+  id: string;
+  /** The batch it was queued in; a read never splits a batch, so its clicks always travel together. */
+  batch: string;
+  event: ClickEvent;
+}
+
+export interface ClickQueue {
+  /**
+   * The events are one batch, stored, delivered and acknowledged as a unit. Every field of an event comes back
+   * but its id, which an adapter may replace by `<batch>:<index>` (the Redis stream does).
+   */
+  enqueueClicks(events: ClickEvent[]): Promise<void>;
+  /**
+   * Clicks not yet acknowledged by any consumer (oldest first), about `max`: a batch written together is
+   * delivered together, so one read may hold more when a batch does.
+   */
+  readClicks(consumer: string, max: number): Promise<QueuedClick[]>;
+  /**
+   * Acknowledges batches (QueuedClick.batch) once their clicks are written: all of a read's together, so a
+   * batch read but not yet written is never acknowledged alongside written ones.
+   */
+  ackBatches(batches: string[]): Promise<void>;
+  /**
+   * Number of clicks waiting or read but unacknowledged (for readiness and metrics). Redis may overestimate
+   * after its stream cap dropped clicks, until the queue is empty again.
+   */
+  queueDepth(): Promise<number>;
+}
+
+/**
+ * The producer's side of a click queue: where the redirector hands its click batches (HotState's queue, or in
+ * the embedded default the writer thread that queues them beside SQLite). `queueDepth` feeds metrics and readiness.
+ */
+export type ClickIntake = Pick<ClickQueue, "enqueueClicks" | "queueDepth">;
+
+/** The consumer's side: what the drain loop needs. */
+export type ClickSource = Pick<ClickQueue, "readClicks" | "ackBatches">;

@@ -1,0 +1,67 @@
+/**
+ * What the hot path shares between processes (design §2), one narrow port per role. Adapters: memory (the
+ * embedded default) and Redis (scale mode); each role has its own contract suite run against both. Code that
+ * needs one role takes that role; `HotState` is all of them on one connection.
+ */
+import type { CompiledLink } from "../link.ts";
+import type { ClickQueue } from "./click-queue.ts";
+
+/** Compiled links by `domain/slug`, shared by every redirector, with invalidation across processes. */
+export interface LinkCache {
+  /** undefined: not cached; null: cached as unknown (negative cache). */
+  getLink(key: string): Promise<CompiledLink | null | undefined>;
+  setLink(key: string, link: CompiledLink | null, ttlMs?: number): Promise<void>;
+  /** Drops the cached link and tells every process (redirectors) to drop its in-process copy. */
+  invalidateLink(key: string): Promise<void>;
+  onLinkInvalidated(listener: (key: string) => void): void;
+  /**
+   * Called once the subscriptions are in place again after they were interrupted (Redis restarted, the
+   * connection dropped): notifications published meanwhile are lost, so whatever was cached on their account
+   * must be re-read. In-process state never loses one and never calls it.
+   */
+  onResubscribed(listener: () => void): void;
+}
+
+/** Per-link click counters for maxHits, exact across processes. */
+export interface HitCounters {
+  /**
+   * One atomic step: if the link's counter is below `max`, increments it and returns the new count;
+   * otherwise returns -1. A missing counter is first seeded with `seed()` (e.g. from the LinkStore).
+   */
+  takeHit(linkId: string, max: number, seed: () => Promise<number>): Promise<number>;
+  /** Current counter, or null when not present. */
+  peekHits(linkId: string): Promise<number | null>;
+  /** Forget a link's counter (link deleted or its maxHits changed). */
+  resetHits(linkId: string): Promise<void>;
+}
+
+export interface RateLimitResult {
+  allowed: boolean;
+  limit: number;
+  remaining: number;
+  /** Seconds until the window resets. */
+  resetSeconds: number;
+}
+
+export interface RateLimiter {
+  /**
+   * Fixed window counter, exact under concurrency. A call takes `cost` units (default 1), refused ones too, and
+   * is allowed while the window's total stays within `limit`.
+   */
+  rateLimit(bucket: string, limit: number, windowMs: number, cost?: number): Promise<RateLimitResult>;
+}
+
+/** Messages between processes (e.g. API key revocations), at most once: a listener may miss one while disconnected. */
+export interface Bus {
+  publish(channel: string, message: string): Promise<void>;
+  subscribe(channel: string, listener: (message: string) => void): void;
+}
+
+export interface HotStateLifecycle {
+  /** Resolves while the backend is reachable (and, in Redis, the subscriptions are in place): readiness. */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Every role on one backend: what a process opens once and hands around as `deps.hot`. */
+export type HotState = LinkCache & HitCounters & RateLimiter & ClickQueue & Bus & HotStateLifecycle;
