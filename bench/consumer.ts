@@ -1,7 +1,7 @@
 /**
  * `npm run bench:consumer`: the scale-mode click path behind the redirector, in one process and without HTTP.
  * Clicks are queued in real Redis as the redirector queues them (1,024 per stream entry), then the control
- * plane's ClickConsumer writes them to real Postgres. It reports the CPU each click costs the consumer, the
+ * plane's click drain writes them to real Postgres. It reports the CPU each click costs the consumer, the
  * Postgres backend and Redis while they are drained (read from /proc: a service not running on this machine
  * counts as 0), for traffic on one link and for traffic spread over many (about one click per link per entry).
  *
@@ -14,7 +14,7 @@
 import { parseArgs } from "node:util";
 import { Redis } from "ioredis";
 import postgres from "postgres";
-import { ClickConsumer } from "../control/clicks/consumer.ts";
+import { ClickDrain } from "../control/clicks/drain.ts";
 import { PostgresStore } from "../shared/adapters/postgres/store.ts";
 import { createRedisHotState } from "../shared/adapters/redis/hot-state.ts";
 import { openCountryLookup } from "../shared/facts/geo.ts";
@@ -61,7 +61,7 @@ async function run(links: number): Promise<string> {
       }
       await hot.enqueueClicks(events);
     }
-    const consumer = new ClickConsumer(hot, store, { consumerName: "bench", countryLookup: await openCountryLookup(), onError: (e) => console.error(e) });
+    const consumer = new ClickDrain(hot, store, { consumerName: "bench", countryLookup: await openCountryLookup(), onError: (e) => console.error(e) });
     await consumer.drainOnce(); // the first statement of each kind is planned and cached
     const pids = await servicePids(redis, admin)();
     const cpuOf = (name: string) => pids.filter((p) => p.name === name).reduce((sum, p) => sum + (processCpuSeconds(p.pid) ?? 0) * 1e6, 0);

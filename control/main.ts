@@ -9,8 +9,8 @@ import { openCountryLookup } from "../shared/facts/geo.ts";
 import { createWebhookSender } from "../shared/webhooks/sender.ts";
 import { createRedirector } from "../redirector/handler.ts";
 import { buildControlPlane } from "./app.ts";
-import { ClickConsumer } from "./clicks/consumer.ts";
-import { ClickWriterThread } from "./clicks/worker-writer.ts";
+import { ClickDrain } from "./clicks/drain.ts";
+import { ClickWriterThread } from "./clicks/writer-thread-client.ts";
 import { rememberPeer } from "./http/client-ip.ts";
 import { purgeExpiredSessions, SESSION_PURGE_INTERVAL_MS } from "./accounts/sessions.ts";
 import type { Deps } from "./deps.ts";
@@ -92,12 +92,12 @@ async function main() {
   const ops = createOps({ config, role, store, hot, clickQueue: clickWriter ?? hot });
   const deps: Deps = { config, store, hot, now: Date.now };
   const control = buildControlPlane(deps);
-  const consumer = clickWriter ? null : new ClickConsumer(hot, observeClickWrites(store, ops.metrics), {
+  const consumer = clickWriter ? null : new ClickDrain(hot, observeClickWrites(store, ops.metrics), {
     // Unique per process: a consumer group hands each click to one consumer, and takes over a dead one's.
     consumerName: `control-${hostname()}-${process.pid}`,
     countryLookup,
     onError: throttledWarn("click consumer", config),
-    onWritten: ops.metrics.clicksWritten,
+    onDrained: (r) => ops.metrics.clicksWritten(r.written),
   });
   consumer?.start();
   const clickLosses = clickWriter ?? consumer;

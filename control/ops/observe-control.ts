@@ -4,7 +4,7 @@
  * one structured log line and the API metrics (by route template, never by raw path, so the number of
  * series stays bounded whatever paths clients send).
  */
-import type { ClickSink } from "../clicks/consumer.ts";
+import type { ClickSink } from "../clicks/drain.ts";
 import { AppError, problemResponse } from "../../shared/errors.ts";
 import { requestIdOf } from "../../shared/observability/logger.ts";
 import type { Metrics } from "../../shared/observability/metrics.ts";

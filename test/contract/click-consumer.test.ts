@@ -1,18 +1,21 @@
 /**
- * The scale-mode click consumer against a real Redis stream: how it sizes its Postgres batches (a pause after a
- * partial batch lets the next one fill up) and how it looks up countries (once per distinct address per batch).
- * The sink records what it is given: the consumer, not the store, is under test here.
+ * The click drain loop (control/clicks/drain.ts) that both the scale-mode consumer and the embedded writer thread
+ * run, on a real Redis stream and on the memory queue: how it sizes its store batches (a pause after a partial
+ * read lets the next one fill up), how it looks up countries (once per distinct address per read), how it isolates
+ * a batch the store refuses and retries a store that is down. The sink records what it is given: the loop, not
+ * the store, is under test here.
  */
 import { afterAll, afterEach, describe, expect, test } from "bun:test";
 import { Redis } from "ioredis";
-import { ClickConsumer } from "../../control/clicks/consumer.ts";
+import { ClickDrain, type ClickDrainOptions, type ClickSink } from "../../control/clicks/drain.ts";
 import { batchCountryLookup } from "../../control/clicks/convert.ts";
-import { createRedisHotState, type RedisHotState } from "../../shared/adapters/redis/hot-state.ts";
-import type { ClickEvent, StoredClick } from "../../shared/ports.ts";
+import { MemoryClickQueue } from "../../shared/adapters/memory/click-queue.ts";
+import { createRedisHotState } from "../../shared/adapters/redis/hot-state.ts";
+import type { ClickEvent, ClickQueue, StoredClick } from "../../shared/ports.ts";
 
 const url = process.env.REDIS_URL_TEST || process.env.REDIS_URL || "redis://127.0.0.1:6379";
 const prefixes: string[] = [];
-const open: { hot: RedisHotState; consumer: ClickConsumer }[] = [];
+const open: { queue: ClickQueue & { close?: () => Promise<void> }; drain: ClickDrain }[] = [];
 
 const T = 1_893_499_200_000;
 /** Click `i` is served at T + i, which tells the stored clicks apart (a StoredClick keeps no click id). */
@@ -20,17 +23,32 @@ function click(i: number, ip = "8.8.8.8"): ClickEvent {
   return { id: `t-${i}`, linkId: "L1", ts: T + i, ua: "Mozilla/5.0", ip, country: null, referrer: null, variant: null };
 }
 
-async function setUp(o: { batchSize: number; lingerMs: number; lookup?: (ip: string) => string | null }) {
-  const prefix = `clinktest-${crypto.randomUUID().slice(0, 8)}`;
-  prefixes.push(prefix);
-  const hot = createRedisHotState({ url, prefix });
-  await hot.ping();
+const queues: { name: string; open: () => Promise<ClickQueue & { close?: () => Promise<void> }> }[] = [
+  { name: "memory", open: async () => new MemoryClickQueue() },
+  {
+    name: "Redis",
+    open: async () => {
+      const prefix = `clinktest-${crypto.randomUUID().slice(0, 8)}`;
+      prefixes.push(prefix);
+      const hot = createRedisHotState({ url, prefix });
+      await hot.ping();
+      return hot;
+    },
+  },
+];
+
+type Policy = { batchSize: number; lingerMs: number; idleMs?: number };
+
+async function setUp(openQueue: () => Promise<ClickQueue>, policy: Policy, o: Partial<ClickDrainOptions> & { sink?: ClickSink } = {}) {
+  const queue = await openQueue();
   const batches: StoredClick[][] = [];
-  const consumer = new ClickConsumer(hot, { recordClicks: async (c) => void batches.push(c) }, {
-    consumerName: "c1", batchSize: o.batchSize, lingerMs: o.lingerMs, idleMs: 20, countryLookup: o.lookup ?? null,
+  const { sink = { recordClicks: async (c: StoredClick[]) => void batches.push(c) }, ...options } = o;
+  const drain = new ClickDrain(queue, sink, {
+    consumerName: "c1", countryLookup: null, ...options,
+    policy: { idleMs: 20, retryFirstMs: 20, retryMaxMs: 100, ...policy },
   });
-  open.push({ hot, consumer });
-  return { hot, consumer, batches };
+  open.push({ queue, drain });
+  return { queue, drain, batches };
 }
 
 async function until(check: () => boolean, ms = 5_000) {
@@ -42,9 +60,9 @@ async function until(check: () => boolean, ms = 5_000) {
 }
 
 afterEach(async () => {
-  for (const { hot, consumer } of open.splice(0)) {
-    await consumer.stop(1_000);
-    await hot.close();
+  for (const { queue, drain } of open.splice(0)) {
+    await drain.stop(1_000);
+    await queue.close?.();
   }
 });
 
@@ -57,69 +75,122 @@ afterAll(async () => {
   admin.disconnect();
 });
 
-describe("ClickConsumer", () => {
-  test("after a partial batch it pauses (lingerMs), so clicks queued meanwhile are written in one statement", async () => {
-    const { hot, consumer, batches } = await setUp({ batchSize: 1_000, lingerMs: 400 });
-    await hot.enqueueClicks([click(1)]);
-    consumer.start();
+for (const q of queues) {
+  describe(`ClickDrain on the ${q.name} queue`, () => {
+    test("after a partial read it pauses (lingerMs), so clicks queued meanwhile are written in one statement", async () => {
+      const { queue, drain, batches } = await setUp(q.open, { batchSize: 1_000, lingerMs: 400 });
+      await queue.enqueueClicks([click(1)]);
+      drain.start();
+      await until(() => batches.length === 1);
+      // Three separate batches while the drain lingers: one write, not three.
+      for (let i = 2; i <= 4; i++) await queue.enqueueClicks([click(i)]);
+      await until(() => batches.flat().length === 4);
+      expect(batches.map((b) => b.map((c) => c.ts - T))).toEqual([[1], [2, 3, 4]]);
+      // Each queued batch is its own batch for the store (what makes a redelivery harmless).
+      expect(new Set(batches.flat().map((c) => c.batch)).size).toBe(4);
+    });
+
+    test("a full read is followed at once by the next one (no pause under a backlog)", async () => {
+      const { queue, drain, batches } = await setUp(q.open, { batchSize: 128, lingerMs: 10_000 });
+      // Four batches of 64 clicks: each read takes two of them, a full read.
+      for (let e = 0; e < 4; e++) await queue.enqueueClicks(Array.from({ length: 64 }, (_, i) => click(e * 64 + i)));
+      drain.start();
+      await until(() => batches.flat().length === 256, 3_000);
+      expect(batches.map((b) => b.length)).toEqual([128, 128]);
+      expect(batches.flat().map((c) => c.ts - T)).toEqual(Array.from({ length: 256 }, (_, i) => i));
+      expect([...Map.groupBy(batches.flat(), (c) => c.batch).values()].map((b) => b.length)).toEqual([64, 64, 64, 64]);
+    });
+
+    test("looks up each distinct address once per read", async () => {
+      const asked: string[] = [];
+      const countryLookup = (ip: string) => (asked.push(ip), ip === "8.8.8.8" ? "US" : "DE");
+      const { queue, drain, batches } = await setUp(q.open, { batchSize: 100, lingerMs: 10 }, { countryLookup });
+      await queue.enqueueClicks([click(1), click(2), click(3, "1.1.1.1"), click(4), click(5, "1.1.1.1")]);
+      drain.start();
+      await until(() => batches.flat().length === 5);
+      expect(batches.flat().map((c) => c.country)).toEqual(["US", "US", "DE", "US", "DE"]);
+      expect(asked.sort()).toEqual(["1.1.1.1", "8.8.8.8"]);
+    });
+
+    test("a batch the store refuses: the read's other batches are written, the refused one counted and acknowledged", async () => {
+      const written: StoredClick[][] = [];
+      const errors: Error[] = [];
+      const reports: number[][] = [];
+      // Refuses (as a store refuses bad data) every write that holds a click served at T + 2.
+      const sink = {
+        recordClicks: async (c: StoredClick[]) => {
+          if (c.some((x) => x.ts === T + 2)) throw new RangeError("refused");
+          written.push(c);
+        },
+      };
+      const { queue, drain } = await setUp(q.open, { batchSize: 100, lingerMs: 10 }, {
+        sink, onError: (e) => errors.push(e), onDrained: (r) => reports.push([r.read, r.written, r.rejected, r.oldestTs - T]),
+      });
+      await queue.enqueueClicks([click(1)]);
+      await queue.enqueueClicks([click(2), click(3)]);
+      await queue.enqueueClicks([click(4)]);
+      let read = 0;
+      for (let n = await drain.drainOnce(); n > 0; n = await drain.drainOnce()) read += n;
+      expect(read).toBe(4);
+      expect(written.flat().map((c) => c.ts - T)).toEqual([1, 4]);
+      expect(drain.rejected).toBe(2);
+      // Per read (Redis may take the batches in more than one): read = written + refused; the oldest written is click 1.
+      const sum = (i: number) => reports.reduce((n, r) => n + r[i]!, 0);
+      expect([sum(0), sum(1), sum(2)]).toEqual([4, 2, 2]);
+      expect(reports[0]![3]).toBe(1);
+      expect(errors.map((e) => e.message)).toEqual(["2 clicks refused: refused"]);
+      expect(await queue.queueDepth()).toBe(0);
+    });
+
+    test("while the store is down nothing is acknowledged; the same clicks are written once it is back", async () => {
+      let failures = 2;
+      const written: StoredClick[][] = [];
+      const errors: string[] = [];
+      const sink = {
+        recordClicks: async (c: StoredClick[]) => {
+          if (failures-- > 0) throw new Error("connection refused");
+          written.push(c);
+        },
+      };
+      const { queue, drain } = await setUp(q.open, { batchSize: 100, lingerMs: 10 }, { sink, onError: (e) => errors.push(e.message) });
+      await queue.enqueueClicks([click(1), click(2)]);
+      drain.start();
+      await until(() => written.length === 1);
+      expect(written[0]!.map((c) => c.ts - T)).toEqual([1, 2]);
+      // Backing off: 20 ms, then 40 ms (retryFirstMs, doubled).
+      expect(errors).toEqual(["connection refused (retrying in 20 ms)", "connection refused (retrying in 40 ms)"]);
+      expect(drain.rejected).toBe(0);
+      expect(await queue.queueDepth()).toBe(0);
+    });
+  });
+}
+
+describe("ClickDrain notified by its producer (the writer thread's queue)", () => {
+  test("a notify while idle starts the linger, so batches posted close together share one write", async () => {
+    const { queue, drain, batches } = await setUp(async () => new MemoryClickQueue(), { batchSize: 4_096, lingerMs: 150, idleMs: 60_000 });
+    drain.start();
+    await Bun.sleep(30); // idle: the queue was empty, and without a notify it would not be read for a minute
+    for (let i = 1; i <= 3; i++) {
+      await queue.enqueueClicks([click(i)]);
+      drain.notify(1);
+      await Bun.sleep(10);
+    }
     await until(() => batches.length === 1);
-    // Three separate stream entries while the consumer lingers: one write, not three.
-    for (let i = 2; i <= 4; i++) await hot.enqueueClicks([click(i)]);
-    await until(() => batches.flat().length === 4);
-    expect(batches.map((b) => b.map((c) => c.ts - T))).toEqual([[1], [2, 3, 4]]);
-    // Each stream entry is its own batch for the store (what makes a redelivery harmless).
-    expect(new Set(batches.flat().map((c) => c.batch)).size).toBe(4);
+    expect(batches.map((b) => b.map((c) => c.ts - T))).toEqual([[1, 2, 3]]);
   });
 
-  test("a full batch is followed at once by the next one (no pause under a backlog)", async () => {
-    const { hot, consumer, batches } = await setUp({ batchSize: 128, lingerMs: 10_000 });
-    // Four entries of 64 clicks: each read takes two of them, a full batch.
-    for (let e = 0; e < 4; e++) await hot.enqueueClicks(Array.from({ length: 64 }, (_, i) => click(e * 64 + i)));
-    consumer.start();
-    await until(() => batches.flat().length === 256, 3_000);
-    expect(batches.map((b) => b.length)).toEqual([128, 128]);
-    expect(batches.flat().map((c) => c.ts - T)).toEqual(Array.from({ length: 256 }, (_, i) => i));
-    expect([...Map.groupBy(batches.flat(), (c) => c.batch).values()].map((b) => b.length)).toEqual([64, 64, 64, 64]);
-  });
-
-  test("looks up each distinct address once per batch", async () => {
-    const asked: string[] = [];
-    const lookup = (ip: string) => (asked.push(ip), ip === "8.8.8.8" ? "US" : "DE");
-    const { hot, consumer, batches } = await setUp({ batchSize: 100, lingerMs: 10, lookup });
-    await hot.enqueueClicks([click(1), click(2), click(3, "1.1.1.1"), click(4), click(5, "1.1.1.1")]);
-    consumer.start();
-    await until(() => batches.flat().length === 5);
-    expect(batches.flat().map((c) => c.country)).toEqual(["US", "US", "DE", "US", "DE"]);
-    expect(asked.sort()).toEqual(["1.1.1.1", "8.8.8.8"]);
-  });
-});
-
-describe("ClickConsumer and a batch the store refuses", () => {
-  test("the other batches of the read are written, the refused one is counted and acknowledged", async () => {
-    const prefix = `clinktest-${crypto.randomUUID().slice(0, 8)}`;
-    prefixes.push(prefix);
-    const hot = createRedisHotState({ url, prefix });
-    const written: StoredClick[][] = [];
-    const errors: unknown[] = [];
-    // Refuses (as a store refuses bad data) every write that holds a click served at T + 2.
-    const sink = {
-      recordClicks: async (c: StoredClick[]) => {
-        if (c.some((x) => x.ts === T + 2)) throw new RangeError("refused");
-        written.push(c);
-      },
-    };
-    const consumer = new ClickConsumer(hot, sink, { consumerName: "c1", batchSize: 100, countryLookup: null, onError: (e) => errors.push(e) });
-    open.push({ hot, consumer });
-    await hot.enqueueClicks([click(1)]);
-    await hot.enqueueClicks([click(2), click(3)]);
-    await hot.enqueueClicks([click(4)]);
-    let read = 0;
-    for (let n = await consumer.drainOnce(); n > 0; n = await consumer.drainOnce()) read += n;
-    expect(read).toBe(4);
-    expect(written.flat().map((c) => c.ts - T)).toEqual([1, 4]);
-    expect(consumer.rejected).toBe(2);
-    expect(errors).toHaveLength(1);
-    expect(await hot.queueDepth()).toBe(0);
+  test("a notify that completes a full batch ends the linger at once", async () => {
+    const { queue, drain, batches } = await setUp(async () => new MemoryClickQueue(), { batchSize: 100, lingerMs: 60_000, idleMs: 60_000 });
+    drain.start();
+    await Bun.sleep(30);
+    await queue.enqueueClicks(Array.from({ length: 60 }, (_, i) => click(i)));
+    drain.notify(60); // starts a one-minute linger
+    await Bun.sleep(50);
+    expect(batches).toEqual([]);
+    await queue.enqueueClicks(Array.from({ length: 40 }, (_, i) => click(60 + i)));
+    drain.notify(40);
+    await until(() => batches.length === 1, 2_000);
+    expect(batches[0]).toHaveLength(100);
   });
 });
 

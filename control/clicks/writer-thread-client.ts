@@ -1,8 +1,8 @@
 /**
- * The embedded default's click queue: batches from the redirector go straight to a worker thread
- * (writer-worker.ts) that parses them and writes them to the SQLite file, so neither the conversion, nor the
- * rollup upserts, nor WAL checkpoints run on the thread that answers redirects. The server thread only
- * packs each batch as columns (shared/clicks/columns.ts) and posts it.
+ * The embedded default's click queue as the server thread sees it: batches from the redirector go straight to a
+ * worker thread (sqlite-writer-thread.ts) that queues them, parses them and writes them to the SQLite file, so
+ * neither the conversion, nor the rollup upserts, nor WAL checkpoints run on the thread that answers redirects.
+ * The server thread only packs each batch as columns (shared/clicks/columns.ts) and posts it.
  *
  * A batch the store cannot take yet (disk full, file locked) stays in the worker, in order, and is retried
  * with a growing pause; clicks the store refuses for good are counted and skipped. Shutdown waits for every
@@ -11,7 +11,7 @@
  */
 import type { ClickEvent, ClickIntake } from "../../shared/ports.ts";
 import { packClicks } from "../../shared/clicks/columns.ts";
-import type { WorkerReply, WorkerRequest } from "./writer-worker.ts";
+import type { WorkerReply, WorkerRequest } from "./sqlite-writer-thread.ts";
 
 export interface ClickWriterHooks {
   /** Clicks committed, with the timestamp of the oldest (ms), after each transaction. */
@@ -55,7 +55,7 @@ export class ClickWriterThread implements ClickIntake {
 
   /** A new thread; messages posted before it runs wait in its queue, after the "open" posted here. */
   private start(): Promise<void> {
-    this.worker = new Worker(new URL("./writer-worker.ts", import.meta.url).href);
+    this.worker = new Worker(new URL("./sqlite-writer-thread.ts", import.meta.url).href);
     this.worker.onmessage = (e: MessageEvent<WorkerReply>) => this.onReply(e.data);
     this.worker.onerror = (e) => this.onCrash(e);
     return this.call({ type: "open", id: 0, file: this.file, geoipDb: this.geoipDb, maxWaiting: this.maxWaiting });
