@@ -18,6 +18,7 @@ import { LinkCache } from "./link-cache.ts";
 import * as pages from "./pages.ts";
 import { postedPassword } from "./password-form.ts";
 import { LazyRequestFacts, type FactsContext } from "./request-facts.ts";
+import { slugOf } from "./slug.ts";
 import { isUnlocked, unlockCookie } from "./unlock.ts";
 
 export interface RedirectorDeps {
@@ -37,40 +38,7 @@ const PASSWORD_WINDOW_MS = 60_000;
 const MAX_CACHED_DESTINATIONS = 64;
 const REDIRECT_HEADERS = { "cache-control": "private, max-age=0", "referrer-policy": "unsafe-url" };
 
-/** Slug characters (A-Z a-z 0-9 _ -), as a table: a loop over it is cheaper than a regular expression here. */
-const SLUG_CHAR = (() => {
-  const t = new Uint8Array(128);
-  for (const c of "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-") t[c.charCodeAt(0)] = 1;
-  return t;
-})();
-const SLUG_MAX = 40;
-
 type RedirectOutcome = Extract<Outcome, { kind: "redirect" }>;
-
-/**
- * Extracts the slug from a request URL without building a URL object; null unless it is 1-40 slug characters.
- * One trailing slash is allowed (`/spring/` is `/spring`): mail clients and people add one, and Bitly and Shlink
- * accept it too.
- */
-export function slugOf(url: string): string | null {
-  const pathStart = url.indexOf("/", url.indexOf("//") + 2);
-  if (pathStart < 0) return null;
-  let end = pathStart + 1;
-  while (end < url.length) {
-    const c = url.charCodeAt(end);
-    if (c === 63 /* ? */ || c === 35 /* # */) break;
-    if (c === 47 /* / */ && isPathEnd(url, end + 1)) break;
-    if (c >= 128 || SLUG_CHAR[c] === 0 || end - pathStart > SLUG_MAX) return null;
-    end++;
-  }
-  return end === pathStart + 1 ? null : url.slice(pathStart + 1, end);
-}
-
-function isPathEnd(url: string, at: number): boolean {
-  if (at === url.length) return true;
-  const c = url.charCodeAt(at);
-  return c === 63 /* ? */ || c === 35 /* # */;
-}
 
 /** Whether serving this outcome leaves the hit counter alone (so the count has to be looked up, not taken). */
 function takesNoHit(o: Outcome): boolean {

@@ -1,6 +1,6 @@
 /** slugOf: the redirector's slug parser (no URL object, no regular expression). */
 import { describe, expect, test } from "bun:test";
-import { slugOf } from "../../redirector/handler.ts";
+import { slugOf } from "../../redirector/slug.ts";
 
 const B = "http://sho.rt:3000";
 const cases: [string, string | null][] = [
