@@ -40,6 +40,9 @@ export const gonePage = (reason: "archived" | "expired" | "limit") => GONE_RESPO
 export const unavailablePage = () =>
   html(503, page("Temporarily unavailable", "<h1>Temporarily unavailable</h1><p>Please try again in a moment.</p>"), { "retry-after": "1" });
 
+/** Only GET and HEAD reach a link, and POST a password link's form. */
+export const methodNotAllowedPage = () => new Response("Method not allowed", { status: 405, headers: { allow: "GET, HEAD" } });
+
 export function tooEarlyPage(startsAt: number): Response {
   const when = new Date(startsAt).toISOString();
   return html(425, page("Not yet available", `<h1>This link is not active yet</h1><p>It opens at <time datetime="${when}">${when}</time>.</p>`));

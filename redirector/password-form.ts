@@ -1,8 +1,13 @@
 /**
- * The password a visitor posted on a password link's form. Only the form body is read (never the query string),
- * and at most 16 KiB of it, whatever Content-Length says: a chunked body has none, and it must not be read to
- * the server's 8 MiB limit just to find a field of at most 200 characters.
+ * A password link's form POST: the password a visitor posted and whether it is right. Only the form body is read
+ * (never the query string), and at most 16 KiB of it, whatever Content-Length says: a chunked body has none, and
+ * it must not be read to the server's 8 MiB limit just to find a field of at most 200 characters.
  */
+import type { CompiledLink } from "../shared/link.ts";
+import { addressBucket } from "../shared/net/ip.ts";
+import type { HotState } from "../shared/ports.ts";
+import type { LazyRequestFacts } from "./request-facts.ts";
+
 const MAX_FORM_BYTES = 16_384;
 const MAX_PASSWORD = 200;
 
@@ -42,4 +47,24 @@ export async function postedPassword(req: Request): Promise<string> {
   } catch {
     return "";
   }
+}
+
+const PASSWORD_ATTEMPTS = 5;
+const PASSWORD_WINDOW_MS = 60_000;
+
+export type PasswordVerdict = { kind: "right" } | { kind: "wrong" } | { kind: "limited"; retryAfter: number };
+const RIGHT: PasswordVerdict = { kind: "right" };
+const WRONG: PasswordVerdict = { kind: "wrong" };
+
+/**
+ * Checks a form POST's password against the link's hash. Attempts are limited per link and client address (its
+ * /64 for IPv6) to 5 a minute, checked before the password is verified, so a right guess over the limit is refused too.
+ */
+export async function checkPassword(hot: Pick<HotState, "rateLimit">, facts: LazyRequestFacts, link: CompiledLink): Promise<PasswordVerdict> {
+  const ip = addressBucket(facts.ctx.ipOf(facts.req, facts.server) ?? "unknown");
+  const limit = await hot.rateLimit(`pw:${link.id}:${ip}`, PASSWORD_ATTEMPTS, PASSWORD_WINDOW_MS);
+  if (!limit.allowed) return { kind: "limited", retryAfter: limit.resetSeconds };
+  const password = await postedPassword(facts.req);
+  const ok = password.length > 0 && (await Bun.password.verify(password, link.passwordHash!));
+  return ok ? RIGHT : WRONG;
 }

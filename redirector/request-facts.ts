@@ -1,13 +1,18 @@
 /**
- * The facts decide() asks about one request (shared/decide.ts RequestFacts), each worked out only when a link
- * needs it and at most once: the User-Agent is parsed for device rules, the country read from the trusted header
- * or looked up for country rules, the A/B draw made for links with A/B destinations. One object per request, its
- * methods on the prototype: a redirect that needs none of these costs one small allocation.
+ * The first step of a short-address request: the facts decide() asks about it (shared/decide.ts RequestFacts),
+ * each worked out only when a link needs it and at most once: the User-Agent is parsed for device rules, the
+ * country read from the trusted header or looked up for country rules, the A/B draw made for links with A/B
+ * destinations. One object per request, its methods on the prototype: a redirect that needs none of these costs
+ * one small allocation. The same object carries the request to the later steps (password attempt, click event).
  */
 import type { Server } from "bun";
+import type { Config } from "../shared/config.ts";
 import type { DeviceFacts, RequestFacts } from "../shared/decide.ts";
+import { createClientIpResolver } from "../shared/facts/client-ip.ts";
 import { classifyUserAgent, isCrawler, type DeviceInfo } from "../shared/facts/device.ts";
 import { countryFromHeader, type CountryLookup } from "../shared/facts/geo.ts";
+import type { CompiledLink } from "../shared/link.ts";
+import { isUnlocked } from "./unlock.ts";
 
 /** What the facts need from the redirector's configuration. */
 export interface FactsContext {
@@ -15,6 +20,33 @@ export interface FactsContext {
   countryLookup: CountryLookup | null;
   /** The visitor's address (socket peer, or X-Forwarded-For from a trusted proxy). */
   ipOf(req: Request, server: Server<unknown>): string | null;
+  /** The address a click carries for its country lookup (never stored); see createFactsContext. */
+  clickAddress(req: Request, server: Server<unknown>): string | null;
+}
+
+export function createFactsContext(config: Pick<Config, "trustedProxies" | "countryHeader">, countryLookup: CountryLookup | null): FactsContext {
+  const clientIp = createClientIpResolver(config.trustedProxies);
+  // Without trusted proxies X-Forwarded-For is never believed, so it is not even read.
+  const readsForwardedFor = config.trustedProxies.length > 0;
+  const ipOf = (req: Request, server: Server<unknown>) =>
+    clientIp(server.requestIP(req)?.address ?? null, readsForwardedFor ? req.headers.get("x-forwarded-for") : null);
+  // The country lookup takes any form Bun reports, IPv4-mapped included, so without trusted proxies the socket
+  // address goes as it is, not parsed per click.
+  const socketAddress = (req: Request, server: Server<unknown>) => server.requestIP(req)?.address ?? null;
+  return { countryHeader: config.countryHeader, countryLookup, ipOf, clickAddress: readsForwardedFor ? ipOf : socketAddress };
+}
+
+/**
+ * The facts of a request for `link`, or null for a method the short address does not answer (405). GET and HEAD
+ * are unlocked by a valid unlock cookie; a POST is the password form, whose password decide()'s caller checks.
+ */
+export function requestFacts(ctx: FactsContext, req: Request, server: Server<unknown>, link: CompiledLink | null, now: number): LazyRequestFacts | null {
+  const method = req.method;
+  if (method === "GET" || method === "HEAD") {
+    const unlocked = link !== null && link.passwordHash !== null && isUnlocked(link, req.headers.get("cookie"), now);
+    return new LazyRequestFacts(ctx, req, server, method, unlocked);
+  }
+  return method === "POST" ? new LazyRequestFacts(ctx, req, server, "POST", false) : null;
 }
 
 export function osClass(os: string): string {
@@ -33,9 +65,9 @@ export class LazyRequestFacts implements RequestFacts {
   private deviceValue: DeviceFacts | undefined = undefined;
 
   constructor(
-    private readonly ctx: FactsContext,
-    private readonly req: Request,
-    private readonly server: Server<unknown>,
+    readonly ctx: FactsContext,
+    readonly req: Request,
+    readonly server: Server<unknown>,
     readonly method: RequestFacts["method"],
     readonly unlocked: boolean,
   ) {}

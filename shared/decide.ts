@@ -14,7 +14,10 @@ export interface DeviceFacts {
 /** Facts about the request. Costly ones are functions, called only when the link needs them. */
 export interface RequestFacts {
   method: "GET" | "HEAD" | "POST";
-  /** The visitor proved the password (correct form POST or a valid unlock cookie). */
+  /**
+   * The visitor proved the password earlier (a valid unlock cookie). A form POST's password is checked after
+   * decide(), on its `unlock` outcome.
+   */
   unlocked: boolean;
   isCrawler: () => boolean;
   country: () => string | null;
@@ -23,11 +26,20 @@ export interface RequestFacts {
   draw: number;
 }
 
+export type GoneReason = "archived" | "expired" | "limit";
+
 export type Outcome =
   | { kind: "not_found" }
-  | { kind: "gone"; reason: "archived" | "expired" | "limit" }
+  | { kind: "gone"; reason: GoneReason }
   | { kind: "too_early"; startsAt: number }
   | { kind: "password" }
+  /**
+   * A form POST on a password link whose gates passed: the redirector checks the posted password; if it is right
+   * the visitor is sent to `url` (a counted click), otherwise shown the form again.
+   */
+  | { kind: "unlock"; url: string; variant: number | null }
+  /** A POST on a link without a password: only the password form is ever posted. */
+  | { kind: "method_not_allowed" }
   | { kind: "preview"; destination: string }
   | {
       kind: "redirect";
@@ -37,6 +49,23 @@ export type Outcome =
       /** Whether this request is a click: counted, limited by maxHits and sent to the webhook. */
       count: boolean;
     };
+
+// Outcomes without a per-request value are shared, so a 404 or a form view allocates none.
+const NOT_FOUND: Outcome = Object.freeze({ kind: "not_found" });
+const PASSWORD: Outcome = Object.freeze({ kind: "password" });
+const METHOD_NOT_ALLOWED: Outcome = Object.freeze({ kind: "method_not_allowed" });
+const GONE: Record<GoneReason, GoneOutcome> = {
+  archived: Object.freeze({ kind: "gone", reason: "archived" }),
+  expired: Object.freeze({ kind: "gone", reason: "expired" }),
+  limit: Object.freeze({ kind: "gone", reason: "limit" }),
+};
+
+export type GoneOutcome = Extract<Outcome, { kind: "gone" }>;
+
+/** What a gone link answers: its 410. */
+export function goneOutcome(_link: CompiledLink, reason: GoneReason): GoneOutcome {
+  return GONE[reason];
+}
 
 function matchesDevice(match: string, d: DeviceFacts): boolean {
   switch (match as DeviceMatch) {
@@ -77,14 +106,21 @@ export function pickDestination(link: CompiledLink, facts: RequestFacts): { url:
  *   is what makes maxHits exact).
  */
 export function decide(link: CompiledLink | null, facts: RequestFacts, now: number, hits: number): Outcome {
-  if (link === null || link.status === "paused") return { kind: "not_found" };
-  if (link.status === "archived") return { kind: "gone", reason: "archived" };
-  if (link.expiresAt !== null && now >= link.expiresAt) return { kind: "gone", reason: "expired" };
+  if (link === null || link.status === "paused") return NOT_FOUND;
+  if (link.status === "archived") return goneOutcome(link, "archived");
+  if (link.expiresAt !== null && now >= link.expiresAt) return goneOutcome(link, "expired");
   if (link.startsAt !== null && now < link.startsAt) return { kind: "too_early", startsAt: link.startsAt };
-  if (link.maxHits !== null && hits >= link.maxHits) return { kind: "gone", reason: "limit" };
-  // A locked link shows its form to everyone, crawlers included, so no destination leaks.
-  if (link.passwordHash !== null && !facts.unlocked) return { kind: "password" };
-  if (link.og !== null && facts.method !== "POST" && facts.isCrawler()) {
+  if (link.maxHits !== null && hits >= link.maxHits) return goneOutcome(link, "limit");
+  if (link.passwordHash !== null) {
+    // The destination is picked now so that a right password needs no second decision.
+    if (facts.method === "POST") {
+      const { url, variant } = pickDestination(link, facts);
+      return { kind: "unlock", url, variant };
+    }
+    // A locked link shows its form to everyone, crawlers included, so no destination leaks.
+    if (!facts.unlocked) return PASSWORD;
+  } else if (facts.method === "POST") return METHOD_NOT_ALLOWED;
+  if (link.og !== null && facts.isCrawler()) {
     return { kind: "preview", destination: link.target };
   }
   const { url, variant } = pickDestination(link, facts);

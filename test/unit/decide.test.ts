@@ -10,7 +10,8 @@ function link(over: Partial<LinkRecord> = {}): LinkRecord {
     id: "l1", accountId: "a1", domain: "s.test", slug: "abc", target: "https://example.com/landing", status: "active",
     createdAt: NOW - HOUR, updatedAt: NOW - HOUR, expiresAt: null, startsAt: null, maxHits: null, hits: 0, passwordHash: null,
     tags: [], folder: null, utmSource: null, utmMedium: null, utmCampaign: null, rules: [], abUrls: [], webhookUrl: null,
-    webhookSecret: null, serveOg: false, ogTitle: null, ogDescription: null, ogImageUrl: null, ...over,
+    webhookSecret: null, serveOg: false, ogTitle: null, ogDescription: null, ogImageUrl: null, expiredUrl: null, externalId: null,
+    ...over,
   };
 }
 
@@ -38,7 +39,16 @@ describe("decide: the order of design §4", () => {
     ["below maxHits → redirect", link({ maxHits: 3 }), {}, 2, { kind: "redirect", url: EX, variant: null, count: true }],
     ["password → form", link({ passwordHash: "h" }), {}, 0, { kind: "password" }],
     ["password + crawler + OG → form, no destination", link({ passwordHash: "h", serveOg: true }), { isCrawler: () => true }, 0, { kind: "password" }],
-    ["password unlocked → redirect", link({ passwordHash: "h" }), { unlocked: true, method: "POST" }, 0, { kind: "redirect", url: EX, variant: null, count: true }],
+    ["password unlocked by cookie → redirect", link({ passwordHash: "h" }), { unlocked: true }, 0, { kind: "redirect", url: EX, variant: null, count: true }],
+    ["password unlocked, HEAD → redirect not counted", link({ passwordHash: "h" }), { unlocked: true, method: "HEAD" }, 0, { kind: "redirect", url: EX, variant: null, count: false }],
+    ["form POST → unlock with the destination", link({ passwordHash: "h" }), { method: "POST" }, 0, { kind: "unlock", url: EX, variant: null }],
+    ["form POST with a cookie too → unlock (the posted password decides)", link({ passwordHash: "h" }), { method: "POST", unlocked: true }, 0, { kind: "unlock", url: EX, variant: null }],
+    ["form POST by a crawler on an OG link → unlock, no preview", link({ passwordHash: "h", serveOg: true }), { method: "POST", isCrawler: () => true }, 0, { kind: "unlock", url: EX, variant: null }],
+    ["form POST on an expired link → gone", link({ passwordHash: "h", expiresAt: NOW - 1 }), { method: "POST" }, 0, { kind: "gone", reason: "expired" }],
+    ["form POST at the limit → gone", link({ passwordHash: "h", maxHits: 2 }), { method: "POST" }, 2, { kind: "gone", reason: "limit" }],
+    ["POST without a password → method_not_allowed", link(), { method: "POST" }, 0, { kind: "method_not_allowed" }],
+    ["POST by a crawler on an OG link → method_not_allowed", link({ serveOg: true }), { method: "POST", isCrawler: () => true }, 0, { kind: "method_not_allowed" }],
+    ["POST on an unknown slug → not_found", null, { method: "POST" }, 0, { kind: "not_found" }],
     ["expired beats password", link({ passwordHash: "h", expiresAt: NOW - 1 }), {}, 0, { kind: "gone", reason: "expired" }],
     ["limit beats password", link({ passwordHash: "h", maxHits: 1 }), {}, 1, { kind: "gone", reason: "limit" }],
     ["OG + crawler → preview", link({ serveOg: true }), { isCrawler: () => true }, 0, { kind: "preview", destination: EX }],

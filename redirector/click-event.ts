@@ -1,0 +1,68 @@
+/**
+ * The last step of a counted redirect: the click event, pushed to the click buffer (never awaited), and the
+ * link's webhook queued. Only a redirect decide() counted gets here: HEAD, previews, forms, 404 and 410 are not
+ * clicks.
+ */
+import { classifyUserAgent } from "../shared/facts/device.ts";
+import { countryFromHeader } from "../shared/facts/geo.ts";
+import type { CompiledLink } from "../shared/link.ts";
+import type { ClickEvent } from "../shared/ports.ts";
+import type { WebhookSender } from "../shared/webhooks/sender.ts";
+import type { ClickBuffer } from "./click-buffer.ts";
+import type { LazyRequestFacts } from "./request-facts.ts";
+
+const MAX_UA = 512;
+
+export interface ClickRecorder {
+  readonly buffer: ClickBuffer;
+  readonly webhooks: WebhookSender;
+  /** Click ids are this prefix (process and start time) and a sequence number: unique without a random draw. */
+  readonly idPrefix: string;
+  seq: number;
+}
+
+export function createClickRecorder(buffer: ClickBuffer, webhooks: WebhookSender): ClickRecorder {
+  return { buffer, webhooks, idPrefix: `${process.pid.toString(36)}${Date.now().toString(36)}-`, seq: 0 };
+}
+
+/** Records one click of `link` to `destination` (A/B `variant`, or null) and queues its webhook. */
+export function recordClick(c: ClickRecorder, facts: LazyRequestFacts, link: CompiledLink, destination: string, variant: number | null, now: number): void {
+  const { req, ctx } = facts;
+  const ua = req.headers.get("user-agent") ?? "";
+  const event: ClickEvent = {
+    id: c.idPrefix + (c.seq++).toString(36),
+    linkId: link.id,
+    ts: now,
+    ua: ua.length > MAX_UA ? ua.slice(0, MAX_UA) : ua,
+    ip: null,
+    country: null,
+    referrer: req.headers.get("referer"),
+    variant,
+  };
+  // A country the rules already resolved is reused. When that resolution found none, the database lookup has
+  // been made and failed, so the address (server.requestIP is one of the costliest calls here) is not needed.
+  const known = facts.knownCountry();
+  if (known !== undefined) event.country = known;
+  else {
+    event.country = ctx.countryHeader ? countryFromHeader(req.headers.get(ctx.countryHeader)) : null;
+    if (event.country === null && ctx.countryLookup) event.ip = ctx.clickAddress(req, facts.server);
+  }
+  c.buffer.push(event);
+  if (link.webhookUrl && link.webhookSecret) sendWebhook(c, facts, link, event, ua, destination);
+}
+
+/** The link.clicked webhook (design §4), with the click's country, device and browser; `ua` is the whole User-Agent. */
+function sendWebhook(c: ClickRecorder, facts: LazyRequestFacts, link: CompiledLink, event: ClickEvent, ua: string, destination: string): void {
+  const info = classifyUserAgent(ua);
+  const lookup = facts.ctx.countryLookup;
+  const country = event.country ?? (event.ip && lookup ? lookup(event.ip) : null);
+  c.webhooks.send({
+    id: `msg_${event.id}`,
+    url: link.webhookUrl!,
+    secret: link.webhookSecret!,
+    payload: {
+      event: "link.clicked", slug: link.slug, target: link.rawTarget, destination, timestamp: new Date(event.ts).toISOString(),
+      country, device: info.device, browser: info.browser, referrer: event.referrer,
+    },
+  });
+}

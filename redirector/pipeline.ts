@@ -1,0 +1,83 @@
+/**
+ * The short address (design §4) as a pipeline of steps, each a module-level function:
+ *
+ *   slug → link lookup (LinkCache) → request facts → decide() → maxHits (hit-policy.ts) → click event → render
+ *
+ * decide() runs once per request. A cached link is answered without awaiting anything; storage is touched only
+ * on a cache miss, for a maxHits counter that is not in process, and for password attempts.
+ */
+import type { Server } from "bun";
+import { decide, goneOutcome, type Outcome } from "../shared/decide.ts";
+import { linkKey, type CompiledLink } from "../shared/link.ts";
+import type { HotState } from "../shared/ports.ts";
+import { recordClick, type ClickRecorder } from "./click-event.ts";
+import { knownHits, settleHits, takeHit, type HitPolicy } from "./hit-policy.ts";
+import type { LinkCache } from "./link-cache.ts";
+import * as pages from "./pages.ts";
+import { checkPassword } from "./password-form.ts";
+import { render, unlockedRedirect, type RenderableOutcome, type RenderContext } from "./render.ts";
+import { requestFacts, type FactsContext, type LazyRequestFacts } from "./request-facts.ts";
+import { slugOf } from "./slug.ts";
+
+/** Everything the steps share, built once by createRedirector. */
+export interface Pipeline {
+  readonly domain: string;
+  readonly now: () => number;
+  readonly hot: HotState;
+  readonly cache: LinkCache;
+  readonly facts: FactsContext;
+  readonly hits: HitPolicy;
+  readonly clicks: ClickRecorder;
+  readonly render: RenderContext;
+}
+
+type UnlockOutcome = Extract<Outcome, { kind: "unlock" }>;
+
+/** One short-address request, from its URL (`req.url`, read once by the caller) to its Response. */
+export function serve(p: Pipeline, req: Request, server: Server<unknown>, url: string): Response | Promise<Response> {
+  const slug = slugOf(url);
+  if (slug === null) return pages.notFoundPage();
+  const key = linkKey(p.domain, slug);
+  const now = p.now();
+  const cached = p.cache.peek(key, now);
+  if (cached !== undefined) return answer(p, req, server, cached, now);
+  return p.cache.load(key, slug, now).then((link) => answer(p, req, server, link, now), pages.unavailablePage);
+}
+
+/** The request for a known link (or null: none by that slug), once the lookup is done. */
+export function answer(p: Pipeline, req: Request, server: Server<unknown>, link: CompiledLink | null, now: number): Response | Promise<Response> {
+  const facts = requestFacts(p.facts, req, server, link, now);
+  if (facts === null) return pages.methodNotAllowedPage();
+  const outcome = decide(link, facts, now, knownHits(p.hits, link));
+  if (outcome.kind === "unlock") return unlock(p, facts, link!, outcome, now);
+  const settled = settleHits(p.hits, link, outcome);
+  if (settled instanceof Promise) return settled.then((o) => respond(p, facts, link, o, now), pages.unavailablePage);
+  return respond(p, facts, link, settled, now);
+}
+
+/** The settled outcome's Response, its click recorded first when it is one. */
+function respond(p: Pipeline, facts: LazyRequestFacts, link: CompiledLink | null, outcome: RenderableOutcome, now: number): Response {
+  if (outcome.kind === "redirect" && outcome.count) recordClick(p.clicks, facts, link!, outcome.url, outcome.variant, now);
+  return render(p.render, link, outcome);
+}
+
+/**
+ * A form POST on a password link: the password is checked (attempts limited), then a right one is a counted
+ * click, with its maxHits step, answered with the unlock cookie.
+ */
+async function unlock(p: Pipeline, facts: LazyRequestFacts, link: CompiledLink, outcome: UnlockOutcome, now: number): Promise<Response> {
+  const verdict = await checkPassword(p.hot, facts, link);
+  if (verdict.kind === "limited") return pages.tooManyAttemptsPage(verdict.retryAfter);
+  if (verdict.kind === "wrong") return pages.passwordPage(link.slug, { wrong: true });
+  if (link.maxHits !== null) {
+    let taken: boolean;
+    try {
+      taken = await takeHit(p.hits, link);
+    } catch {
+      return pages.unavailablePage();
+    }
+    if (!taken) return render(p.render, link, goneOutcome(link, "limit"));
+  }
+  recordClick(p.clicks, facts, link, outcome.url, outcome.variant, now);
+  return unlockedRedirect(p.render, link, outcome.url, now);
+}
