@@ -46,6 +46,27 @@ function csrfOf(html: string): string {
   return m[1];
 }
 
+const unescape = (s: string) => s.replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&lt;/g, "<").replace(/&gt;/g, ">").replace(/&amp;/g, "&");
+
+/** What a browser posts for the first POST form in a page's main part, as it stands: inputs, checked boxes, selects, textareas. */
+function formFieldsOf(html: string): Record<string, string[]> {
+  const start = html.indexOf('<form method="post"', html.indexOf("<main"));
+  const form = html.slice(start, html.indexOf("</form>", start));
+  const out: Record<string, string[]> = {};
+  const add = (name: string, value: string) => (out[name] ??= []).push(unescape(value));
+  for (const [tag] of form.matchAll(/<input\b[^>]*>/g)) {
+    const attr = (a: string) => new RegExp(`\\s${a}="([^"]*)"`).exec(tag)?.[1];
+    const type = attr("type") ?? "text";
+    if (attr("name") && !((type === "checkbox" || type === "radio") && !/\schecked\b/.test(tag))) add(attr("name")!, attr("value") ?? "");
+  }
+  for (const [, name, options] of form.matchAll(/<select\b[^>]*\sname="([^"]*)"[^>]*>([\s\S]*?)<\/select>/g)) {
+    add(name!, (/<option value="([^"]*)" selected>/.exec(options!) ?? /<option value="([^"]*)"/.exec(options!))?.[1] ?? "");
+  }
+  // A browser sends a textarea's line breaks as CRLF.
+  for (const [, name, text] of form.matchAll(/<textarea\b[^>]*\sname="([^"]*)"[^>]*>([\s\S]*?)<\/textarea>/g)) add(name!, text!.replace(/\r?\n/g, "\r\n"));
+  return out;
+}
+
 const rowsOf = (html: string) => html.match(/data-label="Short link"/g)?.length ?? 0;
 
 let cp: InProcessControlPlane;
@@ -231,6 +252,27 @@ describe("links", () => {
     });
     const taken = await v.submit("/dashboard/links/new", "/dashboard/links", { url: "https://example.com", slug: "rows" });
     expect([taken.status, taken.html.includes("is already taken")]).toEqual([409, true]);
+  });
+
+  test("saving the edit form unchanged changes nothing, also what the form cannot show exactly; a changed field alone is saved", async () => {
+    const v = await signedIn("unchanged@example.com");
+    const { key } = await cp.createKey("unchanged@example.com");
+    const input = {
+      url: "https://example.com/same?x=1", slug: "unchanged", expiresAt: "2031-01-01T00:00:45.500Z", startsAt: "2020-01-01T00:00:30Z",
+      tags: ["a,b", "c"], folder: "F", maxHits: 9, ogTitle: "T", ogDescription: "line 1\nline 2", serveOg: true,
+      rules: [{ kind: "country", match: "de", url: "https://example.de/" }], abUrls: [{ url: "https://a.example.com/", weight: 2.5 }],
+      utmSource: "s", webhookUrl: "https://93.184.216.34/hook",
+    };
+    expect((await cp.request("POST", "/api/v1/links", { key, json: input })).status).toBe(201);
+    const read = async () => jsonOf(await cp.request("GET", "/api/v1/links/unchanged", { key }));
+    const before = await read();
+    cp.clock.advance(1000);
+    expect((await v.post("/dashboard/links/unchanged/edit", formFieldsOf((await v.get("/dashboard/links/unchanged/edit")).html))).status).toBe(303);
+    expect({ ...(await read()), updatedAt: before.updatedAt }).toEqual(before);
+    const fields = formFieldsOf((await v.get("/dashboard/links/unchanged/edit")).html);
+    fields.folder = ["G"];
+    expect((await v.post("/dashboard/links/unchanged/edit", fields)).status).toBe(303);
+    expect({ ...(await read()), updatedAt: before.updatedAt }).toEqual({ ...before, folder: "G" });
   });
 
   test("the list shows 25 a page, pages with the API cursor, and filters by tag, folder, search and status", async () => {
