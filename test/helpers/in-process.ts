@@ -18,7 +18,7 @@ import { buildControlPlane } from "../../control/app.ts";
 import type { Caller, Deps } from "../../control/deps.ts";
 import { createApiKey, type KeyAuthenticator } from "../../control/keys/service.ts";
 import { MemoryHotState } from "../../shared/adapters/memory/hot-state.ts";
-import { SqliteLinkStore } from "../../shared/adapters/sqlite/link-store.ts";
+import { SqliteStore } from "../../shared/adapters/sqlite/store.ts";
 import { loadConfig } from "../../shared/config.ts";
 import { AppError, ERROR_CODES, type ErrorCode, type Problem } from "../../shared/errors.ts";
 import { newId } from "../../shared/ids.ts";
@@ -86,7 +86,7 @@ export async function startControlPlane(opts: StartOptions = {}): Promise<InProc
   const dataDir = mkdtempSync(join(tmpdir(), "clink-in-process-"));
   const config = loadConfig({ BASE_URL, DATA_DIR: dataDir, LOG_LEVEL: "silent", ...opts.env });
   const clock = testClock(opts.now);
-  const store = new SqliteLinkStore(join(dataDir, "clink.sqlite"));
+  const store = new SqliteStore(join(dataDir, "clink.sqlite"));
   await store.migrate();
   const hot = new MemoryHotState(clock.now);
   const deps: Deps = { config, store, hot, now: clock.now };
