@@ -1,7 +1,7 @@
 /**
  * The last step of a counted redirect: the click event, pushed to the click buffer (never awaited), and the
- * link's webhook queued. Only a redirect decide() counted gets here: HEAD, previews, forms, 404 and 410 are not
- * clicks.
+ * link's webhook queued. Only a redirect decide() counted gets here: HEAD, previews, forms, 404, 410 and
+ * expiredUrl redirects are not clicks.
  */
 import { classifyUserAgent } from "../shared/facts/device.ts";
 import { countryFromHeader } from "../shared/facts/geo.ts";

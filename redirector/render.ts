@@ -42,6 +42,7 @@ export function render(r: RenderContext, link: CompiledLink | null, outcome: Ren
     case "preview":
       return pages.previewPage(link!, `${r.baseUrl}/${link!.slug}`);
     case "redirect":
+    case "gone_redirect":
       return redirectResponse(r, link!, outcome.url);
   }
 }
@@ -57,7 +58,7 @@ export function redirectResponse(r: RenderContext, link: CompiledLink, url: stri
   let res = byUrl.get(url);
   if (res === undefined) {
     res = new Response(null, { status: 302, headers: { location: url, ...REDIRECT_HEADERS } });
-    // Destinations are the target, the rules' and the A/B URLs (UTM included): few, but bounded anyway.
+    // Destinations are the target, the rules' and the A/B URLs (UTM included) and expiredUrl: few, but bounded anyway.
     if (byUrl.size < MAX_CACHED_DESTINATIONS) byUrl.set(url, res);
   }
   return res.clone();

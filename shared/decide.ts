@@ -31,6 +31,8 @@ export type GoneReason = "archived" | "expired" | "limit";
 export type Outcome =
   | { kind: "not_found" }
   | { kind: "gone"; reason: GoneReason }
+  /** Gone, and the link names where its visitors go instead (expiredUrl): a 302 that is not a click. */
+  | { kind: "gone_redirect"; reason: GoneReason; url: string }
   | { kind: "too_early"; startsAt: number }
   | { kind: "password" }
   /**
@@ -60,11 +62,14 @@ const GONE: Record<GoneReason, GoneOutcome> = {
   limit: Object.freeze({ kind: "gone", reason: "limit" }),
 };
 
-export type GoneOutcome = Extract<Outcome, { kind: "gone" }>;
+export type GoneOutcome = Extract<Outcome, { kind: "gone" | "gone_redirect" }>;
 
-/** What a gone link answers: its 410. */
-export function goneOutcome(_link: CompiledLink, reason: GoneReason): GoneOutcome {
-  return GONE[reason];
+/**
+ * What a gone link answers: its 410, or a redirect to its expiredUrl when it has one. `expiredUrl` is undefined in
+ * a link compiled (and cached) by a version that did not know it: the same as null.
+ */
+export function goneOutcome(link: CompiledLink, reason: GoneReason): GoneOutcome {
+  return link.expiredUrl ? { kind: "gone_redirect", reason, url: link.expiredUrl } : GONE[reason];
 }
 
 function matchesDevice(match: string, d: DeviceFacts): boolean {

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
-import { decide, pickDestination, type RequestFacts } from "../../shared/decide.ts";
-import { compileLink, type LinkRecord } from "../../shared/link.ts";
+import { decide, goneOutcome, pickDestination, type RequestFacts } from "../../shared/decide.ts";
+import { compileLink, type CompiledLink, type LinkRecord } from "../../shared/link.ts";
 
 const NOW = Date.parse("2026-06-01T12:00:00Z");
 const HOUR = 3_600_000;
@@ -63,6 +63,37 @@ describe("decide: the order of design §4", () => {
       expect(decide(l ? compileLink(l) : null, facts(f), NOW, hits)).toEqual(expected as never);
     });
   }
+});
+
+describe("decide: expiredUrl sends a gone link's visitors on (302, not a click)", () => {
+  const OUT = "https://example.com/ended";
+  const cases: [string, LinkRecord, Partial<RequestFacts>, number, object][] = [
+    ["archived", link({ status: "archived", expiredUrl: OUT }), {}, 0, { kind: "gone_redirect", reason: "archived", url: OUT }],
+    ["expired", link({ expiresAt: NOW - 1, expiredUrl: OUT }), {}, 0, { kind: "gone_redirect", reason: "expired", url: OUT }],
+    ["limit reached", link({ maxHits: 3, expiredUrl: OUT }), {}, 3, { kind: "gone_redirect", reason: "limit", url: OUT }],
+    ["HEAD on an expired link: the same", link({ expiresAt: NOW - 1, expiredUrl: OUT }), { method: "HEAD" }, 0, { kind: "gone_redirect", reason: "expired", url: OUT }],
+    ["form POST on an expired link: the same", link({ expiresAt: NOW - 1, passwordHash: "h", expiredUrl: OUT }), { method: "POST" }, 0, { kind: "gone_redirect", reason: "expired", url: OUT }],
+    ["expired password link: no form", link({ expiresAt: NOW - 1, passwordHash: "h", expiredUrl: OUT }), {}, 0, { kind: "gone_redirect", reason: "expired", url: OUT }],
+    ["paused stays hidden", link({ status: "paused", expiredUrl: OUT }), {}, 0, { kind: "not_found" }],
+    ["not yet started is unaffected", link({ startsAt: NOW + HOUR, expiredUrl: OUT }), {}, 0, { kind: "too_early", startsAt: NOW + HOUR }],
+    ["a live link still redirects to its destination", link({ expiresAt: NOW + 1, maxHits: 3, expiredUrl: OUT }), {}, 2, { kind: "redirect", url: EX, variant: null, count: true }],
+  ];
+  for (const [name, l, f, hits, expected] of cases) {
+    test(name, () => {
+      expect(decide(compileLink(l), facts(f), NOW, hits)).toEqual(expected as never);
+    });
+  }
+
+  test("a compiled link cached by a version without expiredUrl (undefined) answers its 410", () => {
+    const old: Partial<CompiledLink> = compileLink(link({ status: "archived" }));
+    delete old.expiredUrl;
+    expect(decide(old as CompiledLink, facts(), NOW, 0)).toEqual({ kind: "gone", reason: "archived" });
+  });
+
+  test("goneOutcome is what the maxHits step answers once a hit cannot be taken", () => {
+    expect(goneOutcome(compileLink(link({ expiredUrl: OUT })), "limit")).toEqual({ kind: "gone_redirect", reason: "limit", url: OUT });
+    expect(goneOutcome(compileLink(link()), "limit")).toEqual({ kind: "gone", reason: "limit" });
+  });
 });
 
 describe("pickDestination: rules, then weighted A/B, then target", () => {
