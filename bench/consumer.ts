@@ -18,7 +18,7 @@ import { ClickDrain } from "../control/clicks/drain.ts";
 import { PostgresStore } from "../shared/adapters/postgres/store.ts";
 import { createRedisHotState } from "../shared/adapters/redis/hot-state.ts";
 import { openCountryLookup } from "../shared/facts/geo.ts";
-import type { LinkRecord } from "../shared/link.ts";
+import { newLinkRecord, type LinkRecord } from "../shared/link.ts";
 import type { ClickEvent } from "../shared/ports.ts";
 import { processCpuSeconds } from "./lib/procfs.ts";
 import { servicePids } from "./lib/services.ts";
@@ -32,12 +32,7 @@ const redisUrl = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
 const UA = "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.0.0 Safari/537.36";
 
 function link(id: string): LinkRecord {
-  return {
-    id, accountId: "bench", domain: "bench", slug: id, target: "https://example.com/", status: "active", createdAt: 0, updatedAt: 0,
-    expiresAt: null, startsAt: null, maxHits: null, hits: 0, passwordHash: null, tags: [], folder: null, utmSource: null,
-    utmMedium: null, utmCampaign: null, rules: [], abUrls: [], webhookUrl: null, webhookSecret: null, serveOg: false,
-    ogTitle: null, ogDescription: null, ogImageUrl: null,
-  };
+  return newLinkRecord({ id, accountId: "bench", domain: "bench", slug: id, target: "https://example.com/", createdAt: 0 });
 }
 
 async function run(links: number): Promise<string> {

@@ -12,6 +12,7 @@ export const ERROR_CODES = {
   not_found: { status: 404, title: "Not found" },
   method_not_allowed: { status: 405, title: "Method not allowed" },
   slug_taken: { status: 409, title: "Slug already taken" },
+  external_id_taken: { status: 409, title: "External id already used by another link" },
   payload_too_large: { status: 413, title: "Payload too large" },
   rate_limited: { status: 429, title: "Too many requests" },
   unavailable: { status: 503, title: "Service unavailable" },

@@ -3,11 +3,12 @@
  * that a JSON Schema cannot express: address checks, slug rules, tag normalisation, flag coercion.
  * Pure: every check runs and all field errors are reported together.
  */
-import type { Static } from "@sinclair/typebox";
+import { DEVICE_MATCHES, isOneOf, listed } from "./enums.ts";
 import { AppError, invalidInput, type FieldError } from "./errors.ts";
 import { isCountryCode } from "./facts/countries.ts";
-import { headerSafeUrl, type AbVariant, type LinkRecord, type Rule } from "./link.ts";
-import type { CreateLinkInput, UpdateLinkInput } from "./schemas.ts";
+import { headerSafeUrl } from "./link.ts";
+import { linkFieldEntries, type AbVariant, type InputRule, type LinkRecord, type Rule } from "./link-fields.ts";
+import { CreateLinkInput, UpdateLinkInput } from "./schemas.ts";
 import { parseIsoDateTime } from "./time.ts";
 import { schemaErrors } from "./validation.ts";
 
@@ -17,22 +18,21 @@ export const RESERVED_SLUGS = new Set([
   ".well-known", "openapi", "openapi.json", "swagger", "health", "status", "settings", "account", "auth", "oauth",
 ]);
 const SLUG = /^[A-Za-z0-9_-]{3,40}$/;
-const DEVICE_MATCHES = new Set(["desktop", "mobile", "tablet", "ios", "android"]);
 const CONTROL_CHARACTER = /[\x00-\x1f\x7f]/;
+/** Visible ASCII but the characters that end or escape a URL path segment, so `ext_{externalId}` reads back as given. */
+const EXTERNAL_ID = /^[\x21-\x7e]{1,200}$/;
+const EXTERNAL_ID_EXCLUDED = /[/?#%\\]/;
 
 export interface InputContext {
   /** Hosts of this service's own short addresses; destinations there would loop. */
   ownHosts: string[];
 }
 
+/** Fields set only by the service, never by a create or update input. */
+type ServiceFields = "id" | "accountId" | "domain" | "slug" | "createdAt" | "updatedAt" | "hits" | "passwordHash" | "webhookSecret";
+
 /** Fields a create or an update may set, already normalised. Absent keys are left unchanged. */
-export type LinkChanges = Partial<
-  Pick<
-    LinkRecord,
-    | "target" | "expiresAt" | "startsAt" | "maxHits" | "status" | "tags" | "folder" | "utmSource" | "utmMedium"
-    | "utmCampaign" | "rules" | "abUrls" | "webhookUrl" | "serveOg" | "ogTitle" | "ogDescription" | "ogImageUrl"
-  >
-> & {
+export type LinkChanges = Partial<Omit<LinkRecord, ServiceFields>> & {
   /** A new password in plain text (hashed by the service), or null to remove it. */
   password?: string | null;
 };
@@ -65,7 +65,8 @@ export function checkAddress(value: string, path: string, ctx: InputContext, out
 /** Slug rules of §3.2; throws slug_reserved or invalid_input. */
 export function checkSlug(slug: string): string {
   // Reserved words first: some (favicon.ico, robots.txt) are not even made of slug characters.
-  if (RESERVED_SLUGS.has(slug.toLowerCase())) throw new AppError("slug_reserved", `"${slug}" is reserved`, { errors: [{ path: "/slug", message: "is reserved" }] });
+  // `ext_…` names a link by its externalId in the API's paths (GET /api/v1/links/ext_{externalId}).
+  if (RESERVED_SLUGS.has(slug.toLowerCase()) || slug.startsWith("ext_")) throw new AppError("slug_reserved", `"${slug}" is reserved`, { errors: [{ path: "/slug", message: "is reserved" }] });
   if (!SLUG.test(slug)) {
     throw invalidInput([{ path: "/slug", message: "must be 3-40 characters of A-Z, a-z, 0-9, - and _" }], "slug is invalid");
   }
@@ -105,7 +106,7 @@ function rules(value: Rule[] | null, ctx: InputContext, out: Collector): Rule[] 
       if (!isCountryCode(match)) out.add(`/rules/${i}/match`, "must be an ISO 3166-1 alpha-2 country code (e.g. US, DE, GB)");
     } else {
       match = match.toLowerCase();
-      if (!DEVICE_MATCHES.has(match)) out.add(`/rules/${i}/match`, "must be desktop, mobile, tablet, ios or android");
+      if (!isOneOf(DEVICE_MATCHES, match)) out.add(`/rules/${i}/match`, `must be ${listed(DEVICE_MATCHES)}`);
     }
     const url = checkAddress(r.url, `/rules/${i}/url`, ctx, out) ?? r.url;
     return { kind: r.kind, match, url };
@@ -128,32 +129,47 @@ function optionalAddress(v: string | null, path: string, ctx: InputContext, out:
   return checkAddress(v.trim(), path, ctx, out);
 }
 
-/** Normalises the fields shared by create and update. Throws invalid_input with every field error. */
-export function normaliseChanges(input: CreateLinkInput | UpdateLinkInput, ctx: InputContext): LinkChanges {
+function externalId(v: string | null, path: string, out: Collector): string | null | undefined {
+  if (v === null || v.trim() === "") return null;
+  const id = v.trim();
+  if (!EXTERNAL_ID.test(id) || EXTERNAL_ID_EXCLUDED.test(id)) {
+    return void out.add(path, "must be 1-200 visible ASCII characters other than / ? # % and \\");
+  }
+  return id;
+}
+
+type Normalise = (value: never, path: string, ctx: InputContext, out: Collector) => unknown;
+
+/** Each input rule of the declaration (link-fields.ts), applied to a value the schema accepted. */
+const NORMALISE: Record<InputRule, Normalise> = {
+  address: (v: string, path, ctx, out) => checkAddress(v.trim(), path, ctx, out),
+  optionalAddress: (v: string | null, path, ctx, out) => optionalAddress(v, path, ctx, out),
+  text: (v: string | null) => text(v),
+  date: (v: string | null, path, _ctx, out) => date(v, path, out),
+  maxHits: (v: number | "" | null) => (v === "" ? null : v),
+  status: (v: LinkRecord["status"]) => v,
+  password: (v: string | null) => (v === null || v === "" ? null : v),
+  tags: (v: string | string[] | null, _path, _ctx, out) => normaliseTags(v, out),
+  flag: (v: boolean | string | number) => parseFlag(v),
+  rules: (v: Rule[] | "" | null, _path, ctx, out) => rules(v === "" ? null : v, ctx, out),
+  abUrls: (v: AbVariant[] | "" | null, _path, ctx, out) => abUrls(v === "" ? null : v, ctx, out),
+  externalId: (v: string | null, path, _ctx, out) => externalId(v, path, out),
+};
+
+/** Normalises every declared field the input carries. Throws invalid_input with every field error. */
+export function normaliseChanges(input: CreateLinkInput | UpdateLinkInput, ctx: InputContext, op: "create" | "update"): LinkChanges {
   const out = new Collector();
-  const c: LinkChanges = {};
-  const target = "url" in input ? input.url : (input as UpdateLinkInput).targetUrl;
-  const targetPath = "url" in input ? "/url" : "/targetUrl";
-  if (target !== undefined) c.target = checkAddress(target.trim(), targetPath, ctx, out);
-  if (input.expiresAt !== undefined) c.expiresAt = date(input.expiresAt, "/expiresAt", out);
-  if (input.startsAt !== undefined) c.startsAt = date(input.startsAt, "/startsAt", out);
-  if (input.maxHits !== undefined) c.maxHits = input.maxHits === "" ? null : input.maxHits;
-  if (input.status !== undefined) c.status = input.status;
-  if (input.password !== undefined) c.password = input.password === null || input.password === "" ? null : input.password;
-  if (input.tags !== undefined) c.tags = normaliseTags(input.tags, out);
-  if (input.folder !== undefined) c.folder = text(input.folder);
-  if (input.utmSource !== undefined) c.utmSource = text(input.utmSource);
-  if (input.utmMedium !== undefined) c.utmMedium = text(input.utmMedium);
-  if (input.utmCampaign !== undefined) c.utmCampaign = text(input.utmCampaign);
-  if (input.rules !== undefined) c.rules = rules(input.rules === "" ? null : input.rules, ctx, out);
-  if (input.abUrls !== undefined) c.abUrls = abUrls(input.abUrls === "" ? null : input.abUrls, ctx, out);
-  if (input.webhookUrl !== undefined) c.webhookUrl = optionalAddress(input.webhookUrl, "/webhookUrl", ctx, out);
-  if (input.serveOg !== undefined) c.serveOg = parseFlag(input.serveOg);
-  if (input.ogTitle !== undefined) c.ogTitle = text(input.ogTitle);
-  if (input.ogDescription !== undefined) c.ogDescription = text(input.ogDescription);
-  if (input.ogImageUrl !== undefined) c.ogImageUrl = optionalAddress(input.ogImageUrl, "/ogImageUrl", ctx, out);
+  const c: Record<string, unknown> = {};
+  const given = input as Record<string, unknown>;
+  for (const [name, f] of linkFieldEntries) {
+    if (!f.input) continue;
+    const as = op === "create" ? (f.input.createAs ?? name) : f.input.updateAs === false ? undefined : (f.input.updateAs ?? name);
+    if (as === undefined || given[as] === undefined) continue;
+    // The password is kept in plain text under its input name; the service hashes it.
+    c[f.input.rule === "password" ? "password" : name] = NORMALISE[f.input.rule](given[as] as never, `/${as}`, ctx, out);
+  }
   if (out.errors.length) throw invalidInput(out.errors);
-  return c;
+  return c as LinkChanges;
 }
 
 /**
@@ -161,20 +177,21 @@ export function normaliseChanges(input: CreateLinkInput | UpdateLinkInput, ctx: 
  * invalid field (a form need not be sent again to learn of the next): the fields the schema refuses are left
  * out, and the field rules judge the rest.
  */
-export function validateLinkInput<S extends typeof CreateLinkInput | typeof UpdateLinkInput>(
-  schema: S,
+export function validateLinkInput<I extends CreateLinkInput | UpdateLinkInput>(
+  op: I extends CreateLinkInput ? "create" : "update",
   raw: unknown,
   ctx: InputContext,
-): { input: Static<S>; changes: LinkChanges } {
+): { input: I; changes: LinkChanges } {
+  const schema = op === "create" ? CreateLinkInput : UpdateLinkInput;
   const errors = schemaErrors(schema, raw);
-  if (errors.length === 0) return { input: raw as Static<S>, changes: normaliseChanges(raw as Static<S>, ctx) };
+  if (errors.length === 0) return { input: raw as I, changes: normaliseChanges(raw as I, ctx, op) };
   if (typeof raw === "object" && raw !== null && !Array.isArray(raw)) {
     const refused = new Set(errors.map((e) => e.path.split("/")[1]));
     const rest = Object.fromEntries(Object.entries(raw).filter(([k]) => !refused.has(k)));
     // Only missing fields may be wrong with the rest (those refused above); anything else is no input to judge.
     if (schemaErrors(schema, rest).every((e) => refused.has(e.path.split("/")[1]))) {
       try {
-        normaliseChanges(rest as Static<S>, ctx);
+        normaliseChanges(rest as I, ctx, op);
       } catch (e) {
         if (!(e instanceof AppError) || !e.errors) throw e;
         errors.push(...e.errors);

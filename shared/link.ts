@@ -4,47 +4,34 @@
  * when the link is stored, so a click does no parsing.
  */
 import { isoOrNull } from "./time.ts";
+import type { LinkState, LinkStatus, RuleKind } from "./enums.ts";
+import { linkFieldEntries, type LinkRecord } from "./link-fields.ts";
 import type { LinkObject } from "./schemas.ts";
 
-export type LinkStatus = "active" | "paused" | "archived";
-export type RuleKind = "country" | "device";
-export interface Rule { kind: RuleKind; match: string; url: string }
-export interface AbVariant { url: string; weight: number }
+export type { AbVariant, LinkRecord, Rule } from "./link-fields.ts";
+export type { DeviceMatch, LinkState, LinkStatus, RuleKind } from "./enums.ts";
 
-export interface LinkRecord {
-  id: string;
-  accountId: string;
-  /** Links are keyed by domain + slug from the start (design §9 custom domains). */
-  domain: string;
-  slug: string;
-  target: string;
-  status: LinkStatus;
-  /** Epoch milliseconds. */
-  createdAt: number;
-  updatedAt: number;
-  expiresAt: number | null;
-  startsAt: number | null;
-  maxHits: number | null;
-  hits: number;
-  passwordHash: string | null;
-  tags: string[];
-  folder: string | null;
-  utmSource: string | null;
-  utmMedium: string | null;
-  utmCampaign: string | null;
-  rules: Rule[];
-  abUrls: AbVariant[];
-  webhookUrl: string | null;
-  webhookSecret: string | null;
-  serveOg: boolean;
-  ogTitle: string | null;
-  ogDescription: string | null;
-  ogImageUrl: string | null;
-  /** Where visitors go instead of a 410 once the link is expired, archived or at its click limit. */
-  expiredUrl?: string | null;
+/** What a new link needs besides the declared initial values. */
+export type NewLinkIdentity = Pick<LinkRecord, "id" | "accountId" | "domain" | "slug" | "target" | "createdAt">;
+
+/** A new link: every declared field at its initial value, then the identity given. */
+export function newLinkRecord(identity: NewLinkIdentity): LinkRecord {
+  const link: Record<string, unknown> = {};
+  for (const [name, f] of linkFieldEntries) if ("initial" in f) link[name] = structuredClone(f.initial);
+  return { ...(link as LinkRecord), ...identity, updatedAt: identity.createdAt };
 }
 
-export type DeviceMatch = "desktop" | "mobile" | "tablet" | "ios" | "android";
+/**
+ * The link's live state at `now` (enums.ts LINK_STATES), in the order the redirector decides (decide.ts), so
+ * the state shown is what a visitor gets. `hits` is the best known count (the hot counter when it has one).
+ */
+export function linkState(link: Pick<LinkRecord, "status" | "expiresAt" | "startsAt" | "maxHits">, hits: number, now: number): LinkState {
+  if (link.status !== "active") return link.status;
+  if (link.expiresAt !== null && now >= link.expiresAt) return "expired";
+  if (link.startsAt !== null && now < link.startsAt) return "scheduled";
+  if (link.maxHits !== null && hits >= link.maxHits) return "limit_reached";
+  return "live";
+}
 
 export interface CompiledRule {
   kind: RuleKind;
@@ -176,32 +163,18 @@ export function compileLink(link: LinkRecord): CompiledLink {
 }
 
 
-/** The API view of a link (§3.1); the password hash never leaves. */
-export function toLinkObject(link: LinkRecord, baseUrl: string): LinkObject {
-  return {
-    slug: link.slug,
-    shortUrl: `${baseUrl}/${link.slug}`,
-    target: link.target,
-    status: link.status,
-    createdAt: new Date(link.createdAt).toISOString(),
-    updatedAt: new Date(link.updatedAt).toISOString(),
-    expiresAt: isoOrNull(link.expiresAt),
-    startsAt: isoOrNull(link.startsAt),
-    maxHits: link.maxHits,
-    hits: link.hits,
-    hasPassword: link.passwordHash !== null,
-    tags: link.tags,
-    folder: link.folder,
-    utmSource: link.utmSource,
-    utmMedium: link.utmMedium,
-    utmCampaign: link.utmCampaign,
-    rules: link.rules,
-    abUrls: link.abUrls,
-    webhookUrl: link.webhookUrl,
-    serveOg: link.serveOg,
-    ogTitle: link.ogTitle,
-    ogDescription: link.ogDescription,
-    ogImageUrl: link.ogImageUrl,
-    webhookSecret: link.webhookSecret,
-  };
+/**
+ * The API view of a link (§3.1): the declared fields it shows (dates as ISO strings), the short address, whether
+ * a password is set (the hash never leaves) and the live state at `now`. `hits`: the best known count.
+ */
+export function toLinkObject(link: LinkRecord, baseUrl: string, now: number, hits = link.hits): LinkObject {
+  const out: Record<string, unknown> = { slug: link.slug, shortUrl: `${baseUrl}/${link.slug}` };
+  for (const [name, f] of linkFieldEntries) {
+    if (f.show === "value") out[name] = link[name];
+    else if (f.show === "date") out[name] = isoOrNull(link[name] as number | null);
+  }
+  out.hits = Math.max(link.hits, hits);
+  out.hasPassword = link.passwordHash !== null;
+  out.state = linkState(link, Math.max(link.hits, hits), now);
+  return out as LinkObject;
 }

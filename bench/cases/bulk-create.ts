@@ -5,10 +5,12 @@
  * insert, cache publication, the answer); the INSERT is timed around the statement alone. They alternate,
  * after two warm-up rounds each, and the figure is the ratio of the medians (target: at most 3×).
  */
-import { Database, type SQLQueryBindings } from "bun:sqlite";
+import { Database } from "bun:sqlite";
 import { join } from "node:path";
 import type postgres from "postgres";
+import { LINK_COLUMN_LIST, LINK_COLUMNS, sqliteInsertValues } from "../../shared/adapters/link-columns.ts";
 import { applySqliteMigrations } from "../../shared/adapters/sqlite/migrations.ts";
+import { newLinkRecord, type LinkRecord } from "../../shared/link.ts";
 import { newId, randomSlug } from "../../shared/ids.ts";
 import { apiCall, startEmbedded, type Clink } from "../lib/app.ts";
 import { settle } from "../lib/compare.ts";
@@ -19,14 +21,6 @@ import { median, percentile } from "../lib/stats.ts";
 export const BULK_ROWS = 500;
 const WARMUP = 2;
 
-/** The links table's columns (shared/adapters/*\/migrations.ts), in one order for both drivers. */
-const COLUMNS = [
-  "id", "account_id", "domain", "slug", "target", "status", "created_at", "updated_at", "expires_at",
-  "starts_at", "max_hits", "hits", "password_hash", "tags", "folder", "utm_source", "utm_medium",
-  "utm_campaign", "rules", "ab_urls", "webhook_url", "webhook_secret", "serve_og", "og_title",
-  "og_description", "og_image_url",
-] as const;
-
 const target = (batch: number, i: number) => `https://example.com/bulk/${batch}/${i}?ref=bench`;
 
 /** What one API row asks for, and the row the INSERT writes for the same link. */
@@ -34,14 +28,9 @@ function apiRows(batch: number) {
   return Array.from({ length: BULK_ROWS }, (_, i) => ({ url: target(batch, i) }));
 }
 
-function linkRow(accountId: string, domain: string, batch: number, i: number): Record<(typeof COLUMNS)[number], SQLQueryBindings> {
-  const now = Date.now();
-  return {
-    id: newId(), account_id: accountId, domain, slug: randomSlug(), target: target(batch, i), status: "active",
-    created_at: now, updated_at: now, expires_at: null, starts_at: null, max_hits: null, hits: 0, password_hash: null,
-    tags: "[]", folder: null, utm_source: null, utm_medium: null, utm_campaign: null, rules: "[]", ab_urls: "[]",
-    webhook_url: null, webhook_secret: null, serve_og: 0, og_title: null, og_description: null, og_image_url: null,
-  };
+/** The record of one link as the INSERT writes it: every column at a new link's value (shared/link-fields.ts). */
+function linkRecord(accountId: string, domain: string, batch: number, i: number): LinkRecord {
+  return newLinkRecord({ id: newId(), accountId, domain, slug: randomSlug(), target: target(batch, i), createdAt: Date.now() });
 }
 
 /** Times one POST /api/v1/bulk of 500 new links, checking that all 500 were created. */
@@ -64,11 +53,11 @@ export function sqliteReference(dir: string): { insert: (batch: number) => numbe
   applySqliteMigrations(db);
   const accountId = newId();
   db.run("INSERT INTO accounts (id, email, password_hash, created_at) VALUES (?, ?, ?, ?)", [accountId, "ref@example.com", "x", Date.now()]);
-  const row = `(${COLUMNS.map(() => "?").join(", ")})`;
-  const stmt = db.prepare(`INSERT INTO links (${COLUMNS.join(", ")}) VALUES ${Array(BULK_ROWS).fill(row).join(", ")}`);
+  const row = `(${LINK_COLUMNS.map(() => "?").join(", ")})`;
+  const stmt = db.prepare(`INSERT INTO links (${LINK_COLUMN_LIST}) VALUES ${Array(BULK_ROWS).fill(row).join(", ")}`);
   return {
     insert(batch) {
-      const values = Array.from({ length: BULK_ROWS }, (_, i) => linkRow(accountId, "bench.example", batch, i)).flatMap((r) => COLUMNS.map((c) => r[c]));
+      const values = Array.from({ length: BULK_ROWS }, (_, i) => linkRecord(accountId, "bench.example", batch, i)).flatMap(sqliteInsertValues);
       const t0 = performance.now();
       stmt.run(...values);
       return performance.now() - t0;
@@ -86,15 +75,11 @@ export async function postgresReference(sql: postgres.Sql): Promise<{ insert: (b
   await sql`INSERT INTO accounts (id, email, password_hash, created_at) VALUES (${accountId}, ${"ref@example.com"}, ${"x"}, ${Date.now()})`;
   return {
     async insert(batch) {
-      const rows = Array.from({ length: BULK_ROWS }, (_, i) => linkRow(accountId, "bench.example", batch, i)).map((r) => ({
-        ...r,
-        tags: JSON.parse(r.tags as string),
-        rules: [],
-        ab_urls: [],
-        serve_og: false,
-      }));
+      const rows = Array.from({ length: BULK_ROWS }, (_, i) => linkRecord(accountId, "bench.example", batch, i)).map((l) =>
+        Object.fromEntries(LINK_COLUMNS.map((c) => [c.name, l[c.field]])),
+      );
       const t0 = performance.now();
-      await sql`INSERT INTO links ${sql(rows as any, ...COLUMNS)}`;
+      await sql`INSERT INTO links ${sql(rows as any, ...LINK_COLUMNS.map((c) => c.name))}`;
       return performance.now() - t0;
     },
   };

@@ -33,7 +33,7 @@ export async function newLinkPage(ctx: SignedInCtx): Promise<Response> {
 export async function createLinkAction({ ctx, form }: FormCtx<SignedInCtx>): Promise<Response> {
   const values = valuesFromForm(form);
   try {
-    const link = await createLink(ctx.deps, ctx.caller, createInputFrom(values));
+    const { link } = await createLink(ctx.deps, ctx.caller, createInputFrom(values));
     return redirect(`${linkPath(link.slug)}/stats?flash=created`);
   } catch (e) {
     const err = formError(e);

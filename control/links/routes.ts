@@ -11,9 +11,10 @@ export const linkRoutes = (deps: Deps, api: ApiContext) =>
   new Elysia({ name: "link-routes" })
     .post("/links", async ({ request, set }) => {
       const caller = await api.guard(request, set.headers);
-      set.status = 201;
-      return links.createLink(deps, caller, await api.body(request));
-    }, doc("Create a link", { body: CreateLinkInput, ok: [201, LinkObject] }))
+      const { link, created } = await links.createLink(deps, caller, await api.body(request));
+      set.status = created ? 201 : 200;
+      return link;
+    }, doc("Create a link (201); with an externalId you used before, update that link instead (200)", { body: CreateLinkInput, ok: [201, LinkObject] }))
     .get("/links", async ({ request, set, query }) => {
       const caller = await api.guard(request, set.headers);
       return links.listLinks(deps, caller, query as links.ListQuery);

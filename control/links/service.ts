@@ -5,9 +5,10 @@
 import { AppError, invalidInput, toAppError, type FieldError } from "../../shared/errors.ts";
 import { randomSlug, newId } from "../../shared/ids.ts";
 import { hashPassword } from "../../shared/passwords.ts";
-import { compileLink, linkKey, toLinkObject, type LinkRecord, type LinkStatus } from "../../shared/link.ts";
+import { LINK_STATES, LINK_STATUSES, isOneOf, listed } from "../../shared/enums.ts";
+import { compileLink, linkKey, newLinkRecord, toLinkObject, type LinkRecord } from "../../shared/link.ts";
 import { checkSlug, validateLinkInput, type InputContext, type LinkChanges } from "../../shared/link-input.ts";
-import { BulkCreateInput, CreateLinkInput, UpdateLinkInput, type LinkObject } from "../../shared/schemas.ts";
+import { BulkCreateInput, type CreateLinkInput, type LinkObject, type UpdateLinkInput } from "../../shared/schemas.ts";
 import { validate } from "../../shared/validation.ts";
 import { generateWebhookSecret } from "../../shared/webhooks/sign.ts";
 import { checkWebhookTarget } from "../../shared/webhooks/ssrf.ts";
@@ -41,29 +42,21 @@ function checkSchedule(link: LinkRecord): void {
   }
 }
 
-function newLinkRecord(deps: Deps, caller: Caller, slug: string, target: string): LinkRecord {
-  const now = deps.now();
-  return {
-    id: newId(), accountId: caller.accountId, domain: deps.config.defaultDomain, slug, target, status: "active",
-    createdAt: now, updatedAt: now, expiresAt: null, startsAt: null, maxHits: null, hits: 0, passwordHash: null,
-    tags: [], folder: null, utmSource: null, utmMedium: null, utmCampaign: null, rules: [], abUrls: [],
-    webhookUrl: null, webhookSecret: null, serveOg: false, ogTitle: null, ogDescription: null, ogImageUrl: null,
-  };
-}
-
-type PreparedLink = { record: LinkRecord; customSlug: boolean };
+/** A validated create: the record to insert, and the changes it carries (an upsert applies them to the link it names). */
+type PreparedLink = { record: LinkRecord; customSlug: boolean; changes: LinkChanges; passwordHash: string | null | undefined };
 
 /**
  * Validates and normalises one create input into a record ready to insert. Synchronous unless the input needs
  * I/O (a webhook target to resolve, a password to hash), so a bulk of plain links makes no promise per row.
  */
 function prepareCreate(deps: Deps, caller: Caller, raw: unknown): PreparedLink | Promise<PreparedLink> {
-  const { input, changes } = validateLinkInput(CreateLinkInput, raw, inputContext(deps));
+  const { input, changes } = validateLinkInput<CreateLinkInput>("create", raw, inputContext(deps));
   const slug = input.slug !== undefined ? checkSlug(input.slug) : randomSlug();
   const finish = (passwordHash: string | null | undefined): PreparedLink => {
-    const record = applyChanges(newLinkRecord(deps, caller, slug, changes.target!), changes, passwordHash);
+    const identity = { id: newId(), accountId: caller.accountId, domain: deps.config.defaultDomain, slug, target: changes.target!, createdAt: deps.now() };
+    const record = applyChanges(newLinkRecord(identity), changes, passwordHash);
     checkSchedule(record);
-    return { record, customSlug: input.slug !== undefined };
+    return { record, customSlug: input.slug !== undefined, changes, passwordHash };
   };
   if (!changes.webhookUrl && !changes.password) return finish(changes.password);
   return (async () => {
@@ -103,30 +96,75 @@ async function insertAll(deps: Deps, rows: PreparedLink[]): Promise<boolean[]> {
   return ok;
 }
 
-export async function createLink(deps: Deps, caller: Caller, raw: unknown): Promise<LinkObject> {
+/** Prefix of a path segment that names a link by its externalId instead of its slug (`/links/ext_{externalId}`). */
+export const EXTERNAL_ID_PREFIX = "ext_";
+
+/** The API view of a link now, with the hit count the redirectors hold when the link counts against a limit. */
+async function view(deps: Deps, link: LinkRecord): Promise<LinkObject> {
+  const hits = link.maxHits === null ? link.hits : ((await deps.hot.peekHits(link.id).catch(() => null)) ?? link.hits);
+  return toLinkObject(link, deps.config.baseUrl, deps.now(), hits);
+}
+
+/** The caller's link with this externalId, or null. */
+async function findByExternalId(deps: Deps, caller: Caller, externalId: string): Promise<LinkRecord | null> {
+  const { links } = await deps.store.listLinks(caller.accountId, { limit: 1, externalId });
+  return links[0] ?? null;
+}
+
+/** What a create did: inserted a link, or (its externalId named one) updated that link. */
+export interface CreateResult {
+  link: LinkObject;
+  created: boolean;
+}
+
+/**
+ * An upsert: the create names, by externalId, a link the caller has; its fields are applied to that link as an
+ * update would (only the fields present change). The slug cannot be changed this way: other systems know it.
+ */
+async function upsertInto(deps: Deps, caller: Caller, existing: LinkRecord, prepared: PreparedLink): Promise<LinkRecord> {
+  if (prepared.customSlug && prepared.record.slug !== existing.slug) {
+    throw invalidInput(
+      [{ path: "/slug", message: `externalId "${existing.externalId}" names the link "${existing.slug}"; leave slug out or give that one` }],
+      "A create with an existing externalId updates that link and cannot change its slug",
+    );
+  }
+  return applyUpdate(deps, caller, existing, prepared.changes, prepared.passwordHash);
+}
+
+export async function createLink(deps: Deps, caller: Caller, raw: unknown): Promise<CreateResult> {
   const prepared = await prepareCreate(deps, caller, raw);
+  const externalId = prepared.record.externalId;
+  const existing = externalId === null ? null : await findByExternalId(deps, caller, externalId);
+  if (existing) return { link: await view(deps, await upsertInto(deps, caller, existing, prepared)), created: false };
   const [ok] = await insertAll(deps, [prepared]);
   if (!ok) {
+    // Another request created a link with this externalId meanwhile: this one updates it.
+    const raced = externalId === null ? null : await findByExternalId(deps, caller, externalId);
+    if (raced) return { link: await view(deps, await upsertInto(deps, caller, raced, prepared)), created: false };
     if (prepared.customSlug) throw new AppError("slug_taken", `"${prepared.record.slug}" is already taken`);
     throw new AppError("unavailable", "Could not allocate a free slug; try again", { retryAfter: 1 });
   }
   await publish(deps, prepared.record);
-  return toLinkObject(prepared.record, deps.config.baseUrl);
+  return { link: await view(deps, prepared.record), created: true };
 }
 
 export type BulkRow =
-  | { index: number; ok: true; slug: string; shortUrl: string; target: string }
+  | { index: number; ok: true; slug: string; shortUrl: string; target: string; action: "created" | "updated" }
   | { index: number; ok: false; error: ReturnType<AppError["toProblem"]> };
 
-/** Bulk create (design §3): every row validated alone, the valid ones written in one multi-row insert. */
+/**
+ * Bulk create (design §3): every row validated alone, the valid ones written in one multi-row insert. A row
+ * whose externalId names an existing link of the caller updates that link instead (one by one: upserts are rare).
+ */
 export async function bulkCreateLinks(deps: Deps, caller: Caller, rows: unknown[]) {
   if (rows.length > BULK_MAX) {
     throw invalidInput([{ path: "/", message: `at most ${BULK_MAX} links per request` }], `Bulk create takes at most ${BULK_MAX} links`);
   }
   const results: BulkRow[] = new Array(rows.length);
   const prepared: { index: number; row: PreparedLink }[] = [];
-  const seen = new Set<string>();
   const failed = (index: number, e: unknown) => (results[index] = { index, ok: false, error: toAppError(e).toProblem() });
+  const succeeded = (index: number, r: LinkRecord, action: "created" | "updated") =>
+    (results[index] = { index, ok: true, slug: r.slug, shortUrl: `${deps.config.baseUrl}/${r.slug}`, target: r.target, action });
   const pending: Promise<void>[] = [];
   rows.forEach((raw, index) => {
     try {
@@ -139,14 +177,20 @@ export async function bulkCreateLinks(deps: Deps, caller: Caller, rows: unknown[
   });
   await Promise.all(pending);
   prepared.sort((a, b) => a.index - b.index);
-  // Two rows asking for the same custom slug: the first wins, as the multi-row insert would decide.
-  const unique = prepared.filter(({ index, row }) => {
-    if (!row.customSlug) return true;
-    if (seen.has(row.record.slug)) {
-      results[index] = { index, ok: false, error: new AppError("slug_taken", `"${row.record.slug}" is already taken`).toProblem() };
+  const inserts = await upsertsSetAside(deps, caller, prepared, succeeded, failed);
+  // Two rows asking for the same custom slug or externalId: the first wins, as the multi-row insert would decide.
+  const seen = new Set<string>();
+  const unique = inserts.filter(({ index, row }) => {
+    const keys = [row.customSlug ? `slug:${row.record.slug}` : null, row.record.externalId === null ? null : `ext:${row.record.externalId}`];
+    const taken = keys.find((k) => k !== null && seen.has(k));
+    if (taken) {
+      const error = taken.startsWith("slug:")
+        ? new AppError("slug_taken", `"${row.record.slug}" is already taken`)
+        : invalidInput([{ path: "/externalId", message: "is given by an earlier row of this request" }]);
+      failed(index, error);
       return false;
     }
-    seen.add(row.record.slug);
+    for (const k of keys) if (k !== null) seen.add(k);
     return true;
   });
   const ok = unique.length ? await insertAll(deps, unique.map((p) => p.row)) : [];
@@ -154,52 +198,98 @@ export async function bulkCreateLinks(deps: Deps, caller: Caller, rows: unknown[
     unique.map(async ({ index, row }, i) => {
       const r = row.record;
       if (ok[i]) {
-        results[index] = { index, ok: true, slug: r.slug, shortUrl: `${deps.config.baseUrl}/${r.slug}`, target: r.target };
+        succeeded(index, r, "created");
         await publish(deps, r, false);
+      } else if (r.externalId !== null && (await findByExternalId(deps, caller, r.externalId))) {
+        failed(index, invalidInput([{ path: "/externalId", message: "was taken by another request meanwhile; send the row again to update that link" }]));
       } else {
-        results[index] = { index, ok: false, error: new AppError("slug_taken", `"${r.slug}" is already taken`).toProblem() };
+        failed(index, new AppError("slug_taken", `"${r.slug}" is already taken`));
       }
     }),
   );
-  const created = results.filter((r) => r.ok).length;
-  return { results, created, failed: results.length - created };
+  const created = results.filter((r) => r.ok && r.action === "created").length;
+  const updated = results.filter((r) => r.ok && r.action === "updated").length;
+  return { results, created, updated, failed: results.length - created - updated };
 }
 
-/** A link of the caller's account, or not_found (also for another account's link: no existence leaks). */
+/** Applies the rows whose externalId names an existing link as updates; returns the rows left to insert. */
+async function upsertsSetAside(
+  deps: Deps,
+  caller: Caller,
+  prepared: { index: number; row: PreparedLink }[],
+  succeeded: (index: number, r: LinkRecord, action: "updated") => void,
+  failed: (index: number, e: unknown) => void,
+): Promise<{ index: number; row: PreparedLink }[]> {
+  const withIds = prepared.filter((p) => p.row.record.externalId !== null);
+  if (withIds.length === 0) return prepared;
+  const existing = new Map<number, LinkRecord>();
+  for (const p of withIds) {
+    const link = await findByExternalId(deps, caller, p.row.record.externalId!);
+    if (link) existing.set(p.index, link);
+  }
+  for (const p of prepared) {
+    const link = existing.get(p.index);
+    if (!link) continue;
+    try {
+      succeeded(p.index, await upsertInto(deps, caller, link, p.row), "updated");
+    } catch (e) {
+      failed(p.index, e);
+    }
+  }
+  return prepared.filter((p) => !existing.has(p.index));
+}
+
+/**
+ * A link of the caller's account, or not_found (also for another account's link: no existence leaks). `ext_…`
+ * names the link by its externalId; a link whose slug itself starts so (made before the prefix was reserved) is
+ * still found by its slug.
+ */
 export async function findOwnLink(deps: Deps, caller: Caller, slug: string): Promise<LinkRecord> {
+  if (typeof slug === "string" && slug.startsWith(EXTERNAL_ID_PREFIX) && slug.length <= 200 + EXTERNAL_ID_PREFIX.length) {
+    const byExternalId = await findByExternalId(deps, caller, slug.slice(EXTERNAL_ID_PREFIX.length));
+    if (byExternalId) return byExternalId;
+  }
   const link = typeof slug === "string" && slug.length <= 200 ? await deps.store.getLink(deps.config.defaultDomain, slug) : null;
   if (!link || link.accountId !== caller.accountId) throw new AppError("not_found", `No link "${String(slug).slice(0, 200)}"`);
   return link;
 }
 
 export async function getLink(deps: Deps, caller: Caller, slug: string): Promise<LinkObject> {
-  return toLinkObject(await findOwnLink(deps, caller, slug), deps.config.baseUrl);
+  return view(deps, await findOwnLink(deps, caller, slug));
 }
 
 /** Times an update is re-applied to a link that another request changed in the meantime. */
 const UPDATE_ATTEMPTS = 5;
 
-export async function updateLink(deps: Deps, caller: Caller, slug: string, raw: unknown): Promise<LinkObject> {
-  const { changes } = validateLinkInput(UpdateLinkInput, raw, inputContext(deps));
-  let link = await findOwnLink(deps, caller, slug);
-  await assertWebhookAllowed(deps, changes.webhookUrl);
-  const passwordHash = changes.password ? await hashPassword(changes.password) : changes.password;
+/**
+ * Writes normalised changes over the link, compare-and-set on its version: when another update got in first, its
+ * result is read again and these changes applied to it, so "only the fields present change" holds under concurrency.
+ */
+async function applyUpdate(deps: Deps, caller: Caller, link: LinkRecord, changes: LinkChanges, passwordHash: string | null | undefined): Promise<LinkRecord> {
   for (let attempt = 1; ; attempt++) {
     const next = applyChanges(link, changes, passwordHash);
     checkSchedule(next);
     next.updatedAt = Math.max(deps.now(), link.updatedAt + 1);
-    // Written only over the version read, so "only the fields present change" holds against concurrent
-    // updates too: when another one got in first, its result is read and these changes applied to it.
     if (await deps.store.updateLink(next, link.updatedAt)) {
       // The counter stays valid while a limit exists (the limit is passed on every take); it is stale only
       // when counting stopped or starts, so only then is it dropped and re-seeded from the store.
       if ((next.maxHits === null) !== (link.maxHits === null)) await deps.hot.resetHits(link.id).catch(() => {});
       await publish(deps, next);
-      return toLinkObject(next, deps.config.baseUrl);
+      return next;
     }
     if (attempt === UPDATE_ATTEMPTS) throw new AppError("unavailable", "The link is being changed by other requests; try again", { retryAfter: 1 });
-    link = await findOwnLink(deps, caller, slug); // not_found when it was deleted meanwhile
+    const current = await deps.store.getLinkById(link.id);
+    if (!current || current.accountId !== caller.accountId) throw new AppError("not_found", `No link "${link.slug}"`);
+    link = current;
   }
+}
+
+export async function updateLink(deps: Deps, caller: Caller, slug: string, raw: unknown): Promise<LinkObject> {
+  const { changes } = validateLinkInput<UpdateLinkInput>("update", raw, inputContext(deps));
+  const link = await findOwnLink(deps, caller, slug);
+  await assertWebhookAllowed(deps, changes.webhookUrl);
+  const passwordHash = changes.password ? await hashPassword(changes.password) : changes.password;
+  return view(deps, await applyUpdate(deps, caller, link, changes, passwordHash));
 }
 
 export async function deleteLink(deps: Deps, caller: Caller, slug: string): Promise<void> {
@@ -215,6 +305,8 @@ export interface ListQuery {
   tag?: string;
   folder?: string;
   status?: string;
+  state?: string;
+  externalId?: string;
   q?: string;
 }
 
@@ -223,10 +315,13 @@ export async function listLinks(deps: Deps, caller: Caller, query: ListQuery) {
   // Digits only: Number() would also take "0x10", "1e2" or " 7".
   const limit = query.limit === undefined || query.limit === "" ? 50 : typeof query.limit === "string" && !/^\d{1,4}$/.test(query.limit) ? NaN : Number(query.limit);
   if (!Number.isInteger(limit) || limit < 1 || limit > 500) errors.push({ path: "/limit", message: "must be an integer from 1 to 500" });
-  if (query.status !== undefined && query.status !== "" && !["active", "paused", "archived"].includes(query.status)) {
-    errors.push({ path: "/status", message: "must be active, paused or archived" });
+  if (query.status !== undefined && query.status !== "" && !isOneOf(LINK_STATUSES, query.status)) {
+    errors.push({ path: "/status", message: `must be ${listed(LINK_STATUSES)}` });
   }
-  for (const k of ["cursor", "tag", "folder", "q"] as const) {
+  if (query.state !== undefined && query.state !== "" && !isOneOf(LINK_STATES, query.state)) {
+    errors.push({ path: "/state", message: `must be ${listed(LINK_STATES)}` });
+  }
+  for (const k of ["cursor", "tag", "folder", "q", "externalId"] as const) {
     const v = query[k];
     if (v !== undefined && (typeof v !== "string" || v.length > 500)) errors.push({ path: `/${k}`, message: "must be a string of at most 500 characters" });
   }
@@ -236,10 +331,12 @@ export async function listLinks(deps: Deps, caller: Caller, query: ListQuery) {
     cursor: query.cursor || undefined,
     tag: query.tag || undefined,
     folder: query.folder || undefined,
-    status: (query.status || undefined) as LinkStatus | undefined,
+    status: isOneOf(LINK_STATUSES, query.status) ? query.status : undefined,
+    state: isOneOf(LINK_STATES, query.state) ? { state: query.state, now: deps.now() } : undefined,
+    externalId: query.externalId || undefined,
     q: query.q || undefined,
   });
-  return { links: links.map((l) => toLinkObject(l, deps.config.baseUrl)), nextCursor };
+  return { links: await Promise.all(links.map((l) => view(deps, l))), nextCursor };
 }
 
 /** The rows of a bulk request: a bare array or `{ "links": [...] }`. */

@@ -12,6 +12,7 @@ import {
   LinkList,
   LinkObject,
   LinkStats,
+  LinkState,
   LinkStatus,
   ListLinksQuery,
   Rule,
@@ -49,8 +50,8 @@ const OVERWRITE: ToolAnnotations = { readOnlyHint: false, destructiveHint: true,
 
 const Slug = T.String({
   minLength: 1,
-  maxLength: 200,
-  description: 'Slug of an existing link of yours: the part after the base address (e.g. "spring-sale"). Case-sensitive.',
+  maxLength: 204,
+  description: 'Slug of an existing link of yours: the part after the base address (e.g. "spring-sale"), case-sensitive; or ext_ followed by the link\'s externalId.',
 });
 
 const strict = { additionalProperties: false } as const;
@@ -74,6 +75,8 @@ const ListLinksToolInput = T.Object(
     tag: ListLinksQuery.properties.tag,
     folder: ListLinksQuery.properties.folder,
     status: T.Optional(LinkStatus),
+    state: T.Optional(LinkState),
+    externalId: ListLinksQuery.properties.externalId,
     q: ListLinksQuery.properties.q,
   },
   strict,
@@ -129,12 +132,14 @@ export const LINK_TOOLS: LinkTool[] = [
       "Create a short link that redirects visitors to `url`. Give `slug` for a custom address (3-40 of A-Z a-z 0-9 - _), " +
       "otherwise a random 7-character slug is chosen. Any other link option can be set at once: expiresAt, startsAt, " +
       "maxHits (click limit), password, tags, folder, UTM fields, country/device rules, weighted abUrls, webhookUrl and " +
-      "the social preview card (serveOg, ogTitle, ogDescription, ogImageUrl). Returns the new link; share its `shortUrl`. " +
+      "the social preview card (serveOg, ogTitle, ogDescription, ogImageUrl), expiredUrl (where visitors go once the " +
+      "link has ended) and externalId (your own id: creating with an externalId you used before updates that link " +
+      "instead, so a repeated call is safe). Returns the link; share its `shortUrl`. " +
       `${ERRORS}: slug_taken (slug in use), slug_reserved, invalid_input (with per-field errors).`,
     input: CreateLinkInput,
     output: LinkObject,
     annotations: CREATE,
-    run: (deps, caller, args) => links.createLink(deps, caller, args),
+    run: async (deps, caller, args) => (await links.createLink(deps, caller, args)).link,
   },
   {
     name: "bulk_create_links",
@@ -142,7 +147,8 @@ export const LINK_TOOLS: LinkTool[] = [
     description:
       `Create up to ${links.BULK_MAX} short links in one call; each item takes the same fields as create_link. Every item ` +
       "succeeds or fails on its own: the result lists one row per item in input order, either { ok: true, slug, shortUrl, " +
-      "target } or { ok: false, error: problem }, plus the counts `created` and `failed`.",
+      "target, action: created|updated } or { ok: false, error: problem }, plus the counts `created`, `updated` and `failed`. " +
+      "An item whose externalId you used before updates that link.",
     input: BulkCreateToolInput,
     output: BulkResult,
     annotations: CREATE,
@@ -153,7 +159,8 @@ export const LINK_TOOLS: LinkTool[] = [
     name: "list_links",
     title: "List short links",
     description:
-      "List your short links, newest first, optionally filtered by tag, folder, status, or a search text `q` matched " +
+      "List your short links, newest first, optionally filtered by tag, folder, status, live `state` (live, scheduled, " +
+      "expired, limit_reached, paused, archived), externalId, or a search text `q` matched " +
       "against slug and destination. Returns { links, nextCursor }; when nextCursor is not null, call again with " +
       "`cursor` set to it for the next page.",
     input: ListLinksToolInput,

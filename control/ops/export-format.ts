@@ -4,7 +4,7 @@
  *   {"type":"header","format":"clink-export","version":1,"exportedAt":"…","source":"SQLite at …"}
  *   {"type":"account","data":{…}}        accounts, then
  *   {"type":"apiKey","data":{…}}         API keys (SHA-256 hashes only, never a key), then
- *   {"type":"link","data":{…}}           links (every field, hits included), then
+ *   {"type":"link","data":{…}}           links (every declared field, shared/link-fields.ts, hits included), then
  *   {"type":"rollup","data":{…}}         hourly click rollups
  *   {"type":"end","counts":{"account":n,"apiKey":n,"link":n,"rollup":n}}
  *
@@ -15,7 +15,16 @@ import { Type as T, type Static, type TSchema } from "@sinclair/typebox";
 import { TypeCompiler } from "@sinclair/typebox/compiler";
 import { createReadStream } from "node:fs";
 import { createInterface } from "node:readline";
+import { linkFieldEntries, LinkRecordSchema } from "../../shared/link-fields.ts";
 import type { ExportRecord, ExportRecordType } from "../../shared/ports.ts";
+
+/** A link record of a file written before a field existed gets that field's initial value. */
+function withInitialValues(data: unknown): unknown {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return data;
+  const filled: Record<string, unknown> = { ...data };
+  for (const [name, f] of linkFieldEntries) if (!(name in filled) && "initial" in f) filled[name] = f.initial;
+  return filled;
+}
 
 export const EXPORT_FORMAT = "clink-export";
 export const EXPORT_VERSION = 1;
@@ -30,20 +39,6 @@ const Account = T.Object({ id: Id, email: T.String({ minLength: 3, maxLength: 32
 const ApiKey = T.Object({
   id: Id, accountId: Id, name: T.String(), keyHash: T.String({ minLength: 1 }), prefix: T.String(),
   createdAt: Millis, lastUsedAt: NullableMillis, revokedAt: NullableMillis,
-});
-
-const Link = T.Object({
-  id: Id, accountId: Id, domain: T.String({ minLength: 1 }), slug: T.String({ minLength: 1, maxLength: 200 }),
-  target: T.String({ minLength: 1 }),
-  status: T.Union([T.Literal("active"), T.Literal("paused"), T.Literal("archived")]),
-  createdAt: Millis, updatedAt: Millis, expiresAt: NullableMillis, startsAt: NullableMillis,
-  maxHits: T.Union([T.Integer({ minimum: 1 }), T.Null()]), hits: T.Integer({ minimum: 0 }),
-  passwordHash: NullableString, tags: T.Array(T.String()), folder: NullableString,
-  utmSource: NullableString, utmMedium: NullableString, utmCampaign: NullableString,
-  rules: T.Array(T.Object({ kind: T.Union([T.Literal("country"), T.Literal("device")]), match: T.String(), url: T.String() })),
-  abUrls: T.Array(T.Object({ url: T.String(), weight: T.Number({ exclusiveMinimum: 0 }) })),
-  webhookUrl: NullableString, webhookSecret: NullableString, serveOg: T.Boolean(),
-  ogTitle: NullableString, ogDescription: NullableString, ogImageUrl: NullableString,
 });
 
 const Rollup = T.Object({
@@ -68,7 +63,7 @@ const checks = {
   end: compile(End),
   account: compile(Account),
   apiKey: compile(ApiKey),
-  link: compile(Link),
+  link: compile(LinkRecordSchema),
   rollup: compile(Rollup),
 };
 
@@ -115,7 +110,8 @@ export function parseLine(text: string, line: number): ParsedLine {
     return { kind: "end", counts: value.counts };
   }
   if (type === "account" || type === "apiKey" || type === "link" || type === "rollup") {
-    const data = (value as { data?: unknown }).data;
+    const given = (value as { data?: unknown }).data;
+    const data = type === "link" ? withInitialValues(given) : given;
     const check = checks[type as ExportRecordType];
     if (!check.Check(data)) {
       const first = check.Errors(data).First();

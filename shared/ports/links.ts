@@ -1,5 +1,5 @@
 /** The links role of the store: the source of truth for links (the redirector only reads it, on cache misses). */
-import type { LinkRecord, LinkStatus } from "../link.ts";
+import type { LinkRecord, LinkState, LinkStatus } from "../link.ts";
 
 export interface LinkFilter {
   limit: number;
@@ -8,11 +8,15 @@ export interface LinkFilter {
   tag?: string;
   folder?: string;
   status?: LinkStatus;
+  /** Links in this live state at `now` (linkState in link.ts); limit_reached reads the stored hit count. */
+  state?: { state: LinkState; now: number };
+  /** The link with this externalId (unique per account). */
+  externalId?: string;
   q?: string;
 }
 
 export interface LinkStore {
-  /** One multi-row write. Returns, per input row, whether it was inserted (false: domain+slug taken). */
+  /** One multi-row write. Returns, per input row, whether it was inserted (false: domain+slug, or the account's externalId, taken). */
   insertLinks(links: LinkRecord[]): Promise<boolean[]>;
   getLink(domain: string, slug: string): Promise<LinkRecord | null>;
   getLinkById(id: string): Promise<LinkRecord | null>;

@@ -122,7 +122,7 @@ describe("bulk", () => {
     expect([body.results.length, body.created, body.failed]).toEqual([500, 495, 5]);
     expect(body.results.map((r: { index: number }) => r.index)).toEqual([...Array(500).keys()]);
     const first = body.results[0];
-    expect(first).toEqual({ index: 0, ok: true, slug: first.slug, shortUrl: `${BASE_URL}/${first.slug}`, target: "https://bulk.example.com/0" });
+    expect(first).toEqual({ index: 0, ok: true, slug: first.slug, shortUrl: `${BASE_URL}/${first.slug}`, target: "https://bulk.example.com/0", action: "created" });
     expect(body.results[3]).toEqual({ index: 3, ok: false, error: {
       type: "https://clink.dev/problems/invalid-input", title: "Invalid input", status: 400, detail: "One or more fields are invalid", code: "invalid_input",
       errors: [{ path: "/url", message: "must use http or https" }],
@@ -142,7 +142,7 @@ describe("bulk", () => {
   });
 
   test("an empty array creates nothing and answers 200", async () => {
-    expect(await jsonOf(await bulk([]))).toEqual({ results: [], created: 0, failed: 0 });
+    expect(await jsonOf(await bulk([]))).toEqual({ results: [], created: 0, updated: 0, failed: 0 });
   });
 
   test("more than 500 rows answers 400 invalid_input at / and creates nothing", async () => {

@@ -7,7 +7,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import postgres from "postgres";
 import { PostgresStore } from "../../shared/adapters/postgres/store.ts";
 import { AppError } from "../../shared/errors.ts";
-import type { LinkRecord } from "../../shared/link.ts";
+import { newLinkRecord, type LinkRecord } from "../../shared/link.ts";
 import { runStoreContract } from "./store.contract.ts";
 
 const url = process.env.DATABASE_URL_TEST ?? process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
@@ -16,12 +16,8 @@ const newSchema = () => `t_${crypto.randomUUID().replace(/-/g, "").slice(0, 16)}
 const schemas: string[] = [];
 
 /** A plain link on domain "d", for the tests below that need one to hang clicks on. */
-const linkRecord = (id: string, accountId: string, slug: string): LinkRecord => ({
-  id, accountId, domain: "d", slug, target: "https://e.com", status: "active", createdAt: 0, updatedAt: 0,
-  expiresAt: null, startsAt: null, maxHits: null, hits: 0, passwordHash: null, tags: [], folder: null, utmSource: null,
-  utmMedium: null, utmCampaign: null, rules: [], abUrls: [], webhookUrl: null, webhookSecret: null, serveOg: false,
-  ogTitle: null, ogDescription: null, ogImageUrl: null,
-});
+const linkRecord = (id: string, accountId: string, slug: string): LinkRecord =>
+  newLinkRecord({ id, accountId, domain: "d", slug, target: "https://e.com", createdAt: 0 });
 
 /** Runs `check` against a freshly migrated schema, with the store and a plain connection, and closes both. */
 async function onMigratedSchema(check: (store: PostgresStore, sql: postgres.Sql, schema: string) => Promise<void>): Promise<void> {

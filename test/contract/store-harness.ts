@@ -8,7 +8,7 @@
  * `cleanup` runs after every store has been closed (e.g. drop the test schema, delete the file).
  */
 import { afterAll, beforeAll, expect } from "bun:test";
-import type { LinkRecord } from "../../shared/link.ts";
+import { newLinkRecord, type LinkRecord } from "../../shared/link.ts";
 import type { Store, StoredClick } from "../../shared/ports.ts";
 
 export const HOUR = 3_600_000;
@@ -21,35 +21,8 @@ let seq = 0;
 export const uniqueSlug = (prefix = "s") => `${prefix}${(++seq).toString(36)}${uid().slice(0, 8)}`;
 
 export function linkFor(accountId: string, over: Partial<LinkRecord> = {}): LinkRecord {
-  return {
-    id: uid(),
-    accountId,
-    domain: DOMAIN,
-    slug: uniqueSlug(),
-    target: "https://example.com/landing",
-    status: "active",
-    createdAt: T0,
-    updatedAt: T0,
-    expiresAt: null,
-    startsAt: null,
-    maxHits: null,
-    hits: 0,
-    passwordHash: null,
-    tags: [],
-    folder: null,
-    utmSource: null,
-    utmMedium: null,
-    utmCampaign: null,
-    rules: [],
-    abUrls: [],
-    webhookUrl: null,
-    webhookSecret: null,
-    serveOg: false,
-    ogTitle: null,
-    ogDescription: null,
-    ogImageUrl: null,
-    ...over,
-  };
+  const identity = { id: uid(), accountId, domain: DOMAIN, slug: uniqueSlug(), target: "https://example.com/landing", createdAt: T0 };
+  return { ...newLinkRecord(identity), ...over };
 }
 
 /** A link with every optional field set, to prove each column round-trips. */
@@ -83,6 +56,8 @@ export function fullLinkFor(accountId: string, over: Partial<LinkRecord> = {}): 
     ogTitle: `Title with "quotes" & <tags>`,
     ogDescription: "Line one\nline two",
     ogImageUrl: "https://img.example.com/card.png",
+    expiredUrl: "https://example.com/ended?from=clink",
+    externalId: `crm:${uid()}`,
     ...over,
   });
 }

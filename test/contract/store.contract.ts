@@ -8,6 +8,7 @@ import { runAccountContract } from "./accounts.contract.ts";
 import { runAdminContract } from "./admin.contract.ts";
 import { runClickContract } from "./clicks.contract.ts";
 import { runKeyContract } from "./keys.contract.ts";
+import { runLinkFeatureContract } from "./link-features.contract.ts";
 import { runLinkListContract } from "./link-list.contract.ts";
 import { runLinkContract } from "./links.contract.ts";
 import { storeContext } from "./store-harness.ts";
@@ -20,6 +21,7 @@ export function runStoreContract(name: string, make: () => Promise<Store>, clean
     runKeyContract(ctx);
     runLinkContract(ctx);
     runLinkListContract(ctx);
+    runLinkFeatureContract(ctx);
     runClickContract(ctx);
   });
 }

@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { ClickWriterThread } from "../../control/clicks/writer-thread-client.ts";
 import { SqliteStore } from "../../shared/adapters/sqlite/store.ts";
 import { Metrics } from "../../shared/observability/metrics.ts";
-import type { LinkRecord } from "../../shared/link.ts";
+import { newLinkRecord, type LinkRecord } from "../../shared/link.ts";
 import type { ClickEvent, StoredClick } from "../../shared/ports.ts";
 
 const dir = join(tmpdir(), `clink-writer-${crypto.randomUUID()}`);
@@ -30,12 +30,8 @@ function click(over: Partial<ClickEvent> = {}): ClickEvent {
 }
 
 function link(accountId: string): LinkRecord {
-  return {
-    id: crypto.randomUUID(), accountId, domain: "sho.rt", slug: `w${crypto.randomUUID().slice(0, 8)}`, target: "https://example.com/",
-    status: "active", createdAt: T0, updatedAt: T0, expiresAt: null, startsAt: null, maxHits: null, hits: 0, passwordHash: null,
-    tags: [], folder: null, utmSource: null, utmMedium: null, utmCampaign: null, rules: [], abUrls: [], webhookUrl: null,
-    webhookSecret: null, serveOg: false, ogTitle: null, ogDescription: null, ogImageUrl: null,
-  };
+  const slug = `w${crypto.randomUUID().slice(0, 8)}`;
+  return newLinkRecord({ id: crypto.randomUUID(), accountId, domain: "sho.rt", slug, target: "https://example.com/", createdAt: T0 });
 }
 
 beforeAll(async () => {

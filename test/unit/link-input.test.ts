@@ -39,36 +39,36 @@ describe("normaliseChanges: addresses", () => {
   ];
   for (const [url, ok] of cases) {
     test(`${url.slice(0, 40)} → ${ok ? "accepted" : "refused"}`, () => {
-      if (ok) expect(normaliseChanges({ url }, ctx).target).toBe(url);
-      else expect(errorOf(() => normaliseChanges({ url }, ctx)).errors?.[0].path).toBe("/url");
+      if (ok) expect(normaliseChanges({ url }, ctx, "create").target).toBe(url);
+      else expect(errorOf(() => normaliseChanges({ url }, ctx, "create")).errors?.[0].path).toBe("/url");
     });
   }
 });
 
 describe("normaliseChanges: fields", () => {
   test("tags from a comma string are trimmed, de-duplicated, empties dropped", () => {
-    expect(normaliseChanges({ url: "https://e.com", tags: " a, b,,a , c " }, ctx).tags).toEqual(["a", "b", "c"]);
+    expect(normaliseChanges({ url: "https://e.com", tags: " a, b,,a , c " }, ctx, "create").tags).toEqual(["a", "b", "c"]);
   });
   test("more than 20 tags or a tag over 40 characters is refused", () => {
-    expect(errorOf(() => normaliseChanges({ url: "https://e.com", tags: Array.from({ length: 21 }, (_, i) => `t${i}`) }, ctx)).code).toBe("invalid_input");
-    expect(errorOf(() => normaliseChanges({ url: "https://e.com", tags: ["x".repeat(41)] }, ctx)).errors?.[0].path).toBe("/tags");
+    expect(errorOf(() => normaliseChanges({ url: "https://e.com", tags: Array.from({ length: 21 }, (_, i) => `t${i}`) }, ctx, "create")).code).toBe("invalid_input");
+    expect(errorOf(() => normaliseChanges({ url: "https://e.com", tags: ["x".repeat(41)] }, ctx, "create")).errors?.[0].path).toBe("/tags");
   });
   test("null and empty string clear fields", () => {
-    const c = normaliseChanges({ targetUrl: undefined, folder: "", utmSource: null, tags: null, rules: null, password: "", expiresAt: "" }, ctx);
+    const c = normaliseChanges({ targetUrl: undefined, folder: "", utmSource: null, tags: null, rules: null, password: "", expiresAt: "" }, ctx, "update");
     expect(c).toEqual({ folder: null, utmSource: null, tags: [], rules: [], password: null, expiresAt: null });
   });
   test("dates must be ISO 8601", () => {
-    expect(normaliseChanges({ url: "https://e.com", expiresAt: "2030-01-02T03:04:05Z" }, ctx).expiresAt).toBe(Date.parse("2030-01-02T03:04:05Z"));
-    expect(errorOf(() => normaliseChanges({ url: "https://e.com", expiresAt: "tomorrow" }, ctx)).errors?.[0].path).toBe("/expiresAt");
-    expect(errorOf(() => normaliseChanges({ url: "https://e.com", startsAt: "2030-13-45T00:00:00Z" }, ctx)).errors?.[0].path).toBe("/startsAt");
+    expect(normaliseChanges({ url: "https://e.com", expiresAt: "2030-01-02T03:04:05Z" }, ctx, "create").expiresAt).toBe(Date.parse("2030-01-02T03:04:05Z"));
+    expect(errorOf(() => normaliseChanges({ url: "https://e.com", expiresAt: "tomorrow" }, ctx, "create")).errors?.[0].path).toBe("/expiresAt");
+    expect(errorOf(() => normaliseChanges({ url: "https://e.com", startsAt: "2030-13-45T00:00:00Z" }, ctx, "create")).errors?.[0].path).toBe("/startsAt");
   });
   test("rules: country codes upper-cased, devices checked, every bad field reported", () => {
-    const c = normaliseChanges({ url: "https://e.com", rules: [{ kind: "country", match: "de", url: "https://e.de" }] }, ctx);
+    const c = normaliseChanges({ url: "https://e.com", rules: [{ kind: "country", match: "de", url: "https://e.de" }] }, ctx, "create");
     expect(c.rules).toEqual([{ kind: "country", match: "DE", url: "https://e.de" }]);
     const e = errorOf(() => normaliseChanges({ url: "https://e.com", rules: [
       { kind: "country", match: "Germany", url: "https://e.de" },
       { kind: "device", match: "fridge", url: "javascript:x" },
-    ] }, ctx));
+    ] }, ctx, "create"));
     expect(e.errors?.map((x) => x.path)).toEqual(["/rules/0/match", "/rules/1/match", "/rules/1/url"]);
   });
   test("serveOg accepts the documented spellings", () => {

@@ -3,7 +3,8 @@ import type { Account, AdminStore, ApiKeyRecord, ExportRecord, ImportResult } fr
 import { EXPORT_PAGE, importResult, rollupRecord, splitBatch, storedCountry, storedVariant } from "../export-support.ts";
 import type { PostgresConnection } from "./connection.ts";
 import { API_KEY_COLUMNS } from "./keys.ts";
-import { LINK_COLUMNS, type LinkRow, insertLinkRows, rowToLink } from "./links.ts";
+import { LINK_COLUMN_LIST, postgresRowToLink } from "../link-columns.ts";
+import { insertLinkRows } from "./links.ts";
 import { POSTGRES_MIGRATIONS, applyPostgresMigrations } from "./migrations.ts";
 
 export function postgresAdmin(c: PostgresConnection): AdminStore {
@@ -47,8 +48,8 @@ export function postgresAdmin(c: PostgresConnection): AdminStore {
         const keys = tx<ApiKeyRecord[]>`
           SELECT ${tx.unsafe(API_KEY_COLUMNS)} FROM api_keys ORDER BY created_at, id`;
         for await (const rows of keys.cursor(EXPORT_PAGE)) for (const k of rows) yield { type: "apiKey", data: k };
-        const links = tx<LinkRow[]>`SELECT ${tx.unsafe(LINK_COLUMNS)} FROM links ORDER BY created_at, id`;
-        for await (const rows of links.cursor(EXPORT_PAGE)) for (const r of rows) yield { type: "link", data: rowToLink(r) };
+        const links = tx<Record<string, unknown>[]>`SELECT ${tx.unsafe(LINK_COLUMN_LIST)} FROM links ORDER BY created_at, id`;
+        for await (const rows of links.cursor(EXPORT_PAGE)) for (const r of rows) yield { type: "link", data: postgresRowToLink(r) };
         const rollups = tx<Parameters<typeof rollupRecord>[0][]>`
           SELECT link_id, hour, device, browser, country, variant, clicks FROM click_rollups
           ORDER BY link_id, hour, device, browser, country, variant`;

@@ -31,6 +31,9 @@ function toStorageError(err: unknown): unknown {
   if (pg?.code === "23505" && pg.constraint_name === "links_domain_slug_key") {
     return new AppError("slug_taken", "Slug already taken");
   }
+  if (pg?.code === "23505" && pg.constraint_name === "links_account_external_id") {
+    return new AppError("external_id_taken", "Another link of this account has this externalId");
+  }
   return err;
 }
 

@@ -1,73 +1,18 @@
 /** The links role of the Postgres store: link rows, their tag index, and the account's filtered list. */
 import type postgres from "postgres";
-import type { LinkRecord } from "../../link.ts";
+import type { LinkRecord, LinkState } from "../../link.ts";
+import {
+  LINK_COLUMN_LIST,
+  postgresInsertArrays,
+  postgresRowToLink,
+  postgresUpdateSet,
+  stateCondition,
+} from "../link-columns.ts";
 import type { LinkFilter, LinkStore } from "../../ports.ts";
 import { decodeCursor, encodeCursor, likeContains, pageSize } from "../link-store-support.ts";
 import type { PostgresConnection } from "./connection.ts";
 
-export interface LinkRow {
-  id: string;
-  account_id: string;
-  domain: string;
-  slug: string;
-  target: string;
-  status: LinkRecord["status"];
-  created_at: number;
-  updated_at: number;
-  expires_at: number | null;
-  starts_at: number | null;
-  max_hits: number | null;
-  hits: number;
-  password_hash: string | null;
-  tags: string[];
-  folder: string | null;
-  utm_source: string | null;
-  utm_medium: string | null;
-  utm_campaign: string | null;
-  rules: LinkRecord["rules"];
-  ab_urls: LinkRecord["abUrls"];
-  webhook_url: string | null;
-  webhook_secret: string | null;
-  serve_og: boolean;
-  og_title: string | null;
-  og_description: string | null;
-  og_image_url: string | null;
-}
-
-export const LINK_COLUMNS = `id, account_id, domain, slug, target, status, created_at, updated_at, expires_at, starts_at,
-  max_hits, hits, password_hash, tags, folder, utm_source, utm_medium, utm_campaign, rules, ab_urls, webhook_url,
-  webhook_secret, serve_og, og_title, og_description, og_image_url`;
-
-export function rowToLink(r: LinkRow): LinkRecord {
-  return {
-    id: r.id,
-    accountId: r.account_id,
-    domain: r.domain,
-    slug: r.slug,
-    target: r.target,
-    status: r.status,
-    createdAt: r.created_at,
-    updatedAt: r.updated_at,
-    expiresAt: r.expires_at,
-    startsAt: r.starts_at,
-    maxHits: r.max_hits,
-    hits: r.hits,
-    passwordHash: r.password_hash,
-    tags: r.tags,
-    folder: r.folder,
-    utmSource: r.utm_source,
-    utmMedium: r.utm_medium,
-    utmCampaign: r.utm_campaign,
-    rules: r.rules,
-    abUrls: r.ab_urls,
-    webhookUrl: r.webhook_url,
-    webhookSecret: r.webhook_secret,
-    serveOg: r.serve_og,
-    ogTitle: r.og_title,
-    ogDescription: r.og_description,
-    ogImageUrl: r.og_image_url,
-  };
-}
+type LinkRow = Record<string, unknown>;
 
 export function postgresLinks(c: PostgresConnection): LinkStore {
   return {
@@ -88,45 +33,38 @@ export function postgresLinks(c: PostgresConnection): LinkStore {
     getLink(domain: string, slug: string): Promise<LinkRecord | null> {
       return c.run(async () => {
         const [row] = await c.sql<LinkRow[]>`
-          SELECT ${c.sql.unsafe(LINK_COLUMNS)} FROM links WHERE domain = ${domain} AND slug = ${slug}`;
-        return row ? rowToLink(row) : null;
+          SELECT ${c.sql.unsafe(LINK_COLUMN_LIST)} FROM links WHERE domain = ${domain} AND slug = ${slug}`;
+        return row ? postgresRowToLink(row) : null;
       });
     },
 
     getLinkById(id: string): Promise<LinkRecord | null> {
       return c.run(async () => {
-        const [row] = await c.sql<LinkRow[]>`SELECT ${c.sql.unsafe(LINK_COLUMNS)} FROM links WHERE id = ${id}`;
-        return row ? rowToLink(row) : null;
+        const [row] = await c.sql<LinkRow[]>`SELECT ${c.sql.unsafe(LINK_COLUMN_LIST)} FROM links WHERE id = ${id}`;
+        return row ? postgresRowToLink(row) : null;
       });
     },
 
     updateLink(l: LinkRecord, expectedUpdatedAt?: number): Promise<boolean> {
-      const expected = expectedUpdatedAt ?? null;
+      const { set, values } = postgresUpdateSet(l, 5);
       return c.run(async () => {
-        // One statement: the row, then its tag rows brought in line with the new list. JSON goes in as text
-        // (`::text::jsonb`) because postgres.js would JSON-encode a jsonb-typed parameter a second time.
-        const [{ n }] = await c.sql<{ n: number }[]>`
-          WITH u AS (
-            UPDATE links SET
-              domain = ${l.domain}, slug = ${l.slug}, target = ${l.target}, status = ${l.status},
-              updated_at = ${l.updatedAt}, expires_at = ${l.expiresAt}, starts_at = ${l.startsAt},
-              max_hits = ${l.maxHits}, password_hash = ${l.passwordHash},
-              tags = ${JSON.stringify(l.tags)}::text::jsonb, folder = ${l.folder},
-              utm_source = ${l.utmSource}, utm_medium = ${l.utmMedium}, utm_campaign = ${l.utmCampaign},
-              rules = ${JSON.stringify(l.rules)}::text::jsonb, ab_urls = ${JSON.stringify(l.abUrls)}::text::jsonb,
-              webhook_url = ${l.webhookUrl}, webhook_secret = ${l.webhookSecret}, serve_og = ${l.serveOg},
-              og_title = ${l.ogTitle}, og_description = ${l.ogDescription}, og_image_url = ${l.ogImageUrl}
-            WHERE id = ${l.id} AND (${expected}::bigint IS NULL OR updated_at = ${expected}::bigint)
+        // One statement: the row, then its tag rows brought in line with the new list.
+        const [{ n }] = await c.sql.unsafe<{ n: number }[]>(
+          `WITH u AS (
+            UPDATE links SET ${set}
+            WHERE id = $1 AND ($2::bigint IS NULL OR updated_at = $2::bigint)
             RETURNING id
           ), gone AS (
             DELETE FROM link_tags
-            WHERE link_id IN (SELECT id FROM u) AND NOT (tag = ANY (${l.tags}::text[]))
+            WHERE link_id IN (SELECT id FROM u) AND NOT (tag = ANY ($3::text[]))
           ), added AS (
             INSERT INTO link_tags (link_id, tag)
-            SELECT u.id, t.tag FROM u CROSS JOIN unnest(${l.tags}::text[]) AS t(tag)
+            SELECT u.id, t.tag FROM u CROSS JOIN unnest($4::text[]) AS t(tag)
             ON CONFLICT DO NOTHING
           )
-          SELECT count(*)::int AS n FROM u`;
+          SELECT count(*)::int AS n FROM u`,
+          [l.id, expectedUpdatedAt ?? null, l.tags, l.tags, ...values] as postgres.ParameterOrJSON<never>[],
+        );
         return n > 0;
       });
     },
@@ -148,16 +86,18 @@ export function postgresLinks(c: PostgresConnection): LinkStore {
       const q = filter.q !== undefined && filter.q !== "" ? likeContains(filter.q) : null;
       return c.run(async () => {
         const rows = await sql<LinkRow[]>`
-          SELECT ${sql.unsafe(LINK_COLUMNS)} FROM links
+          SELECT ${sql.unsafe(LINK_COLUMN_LIST)} FROM links
           WHERE account_id = ${accountId}
             ${cursor ? sql`AND (created_at, id) < (${cursor.createdAt}::bigint, ${cursor.id}::text)` : sql``}
             ${filter.tag !== undefined ? sql`AND id IN (SELECT link_id FROM link_tags WHERE tag = ${filter.tag})` : sql``}
             ${filter.folder !== undefined ? sql`AND folder = ${filter.folder}` : sql``}
             ${filter.status !== undefined ? sql`AND status = ${filter.status}` : sql``}
+            ${filter.externalId !== undefined ? sql`AND external_id = ${filter.externalId}` : sql``}
+            ${filter.state !== undefined ? stateFilter(sql, filter.state.state, filter.state.now) : sql``}
             ${q !== null ? sql`AND (slug ILIKE ${q} OR target ILIKE ${q})` : sql``}
           ORDER BY created_at DESC, id DESC
           LIMIT ${limit + 1}`;
-        const page = rows.slice(0, limit).map(rowToLink);
+        const page = rows.slice(0, limit).map(postgresRowToLink);
         const last = page[page.length - 1];
         const nextCursor = rows.length > limit && last ? encodeCursor({ createdAt: last.createdAt, id: last.id }) : null;
         return { links: page, nextCursor };
@@ -172,32 +112,15 @@ export function postgresLinks(c: PostgresConnection): LinkStore {
  * missing (imports) instead of failing the batch on the foreign key.
  */
 export async function insertLinkRows(sql: postgres.Sql | postgres.TransactionSql, links: LinkRecord[], requireAccount: boolean) {
-  const col = <T>(pick: (l: LinkRecord) => T) => links.map(pick);
-  const ownerExists = requireAccount ? sql`WHERE EXISTS (SELECT 1 FROM accounts a WHERE a.id = i.account_id)` : sql``;
-  return sql<{ id: string }[]>`
-    WITH input AS (
-      SELECT * FROM unnest(
-        ${col((l) => l.id)}::text[], ${col((l) => l.accountId)}::text[], ${col((l) => l.domain)}::text[],
-        ${col((l) => l.slug)}::text[], ${col((l) => l.target)}::text[], ${col((l) => l.status)}::text[],
-        ${col((l) => l.createdAt)}::bigint[], ${col((l) => l.updatedAt)}::bigint[],
-        ${col((l) => l.expiresAt)}::bigint[], ${col((l) => l.startsAt)}::bigint[],
-        ${col((l) => l.maxHits)}::integer[], ${col((l) => l.hits)}::bigint[],
-        ${col((l) => l.passwordHash)}::text[], ${col((l) => JSON.stringify(l.tags))}::text[],
-        ${col((l) => l.folder)}::text[], ${col((l) => l.utmSource)}::text[], ${col((l) => l.utmMedium)}::text[],
-        ${col((l) => l.utmCampaign)}::text[], ${col((l) => JSON.stringify(l.rules))}::text[],
-        ${col((l) => JSON.stringify(l.abUrls))}::text[], ${col((l) => l.webhookUrl)}::text[],
-        ${col((l) => l.webhookSecret)}::text[], ${col((l) => (l.serveOg ? 1 : 0))}::smallint[],
-        ${col((l) => l.ogTitle)}::text[], ${col((l) => l.ogDescription)}::text[],
-        ${col((l) => l.ogImageUrl)}::text[]
-      ) WITH ORDINALITY AS t(id, account_id, domain, slug, target, status, created_at, updated_at, expires_at,
-        starts_at, max_hits, hits, password_hash, tags, folder, utm_source, utm_medium, utm_campaign, rules,
-        ab_urls, webhook_url, webhook_secret, serve_og, og_title, og_description, og_image_url, ord)
+  const { unnest, select, values } = postgresInsertArrays(links);
+  const ownerExists = requireAccount ? "WHERE EXISTS (SELECT 1 FROM accounts a WHERE a.id = i.account_id)" : "";
+  // A row whose slug, or whose owner's externalId, is taken is left out (the service tells which).
+  return sql.unsafe<{ id: string }[]>(
+    `WITH input AS (
+      SELECT * FROM unnest(${unnest}) WITH ORDINALITY AS t(${LINK_COLUMN_LIST}, ord)
     ), ins AS (
-      INSERT INTO links (${sql.unsafe(LINK_COLUMNS)})
-      SELECT id, account_id, domain, slug, target, status, created_at, updated_at, expires_at, starts_at,
-             max_hits, hits, password_hash, tags::jsonb, folder, utm_source, utm_medium, utm_campaign,
-             rules::jsonb, ab_urls::jsonb, webhook_url, webhook_secret, serve_og = 1, og_title,
-             og_description, og_image_url
+      INSERT INTO links (${LINK_COLUMN_LIST})
+      SELECT ${select}
       FROM input i ${ownerExists}
       ORDER BY ord
       ON CONFLICT DO NOTHING
@@ -207,5 +130,14 @@ export async function insertLinkRows(sql: postgres.Sql | postgres.TransactionSql
       SELECT ins.id, jsonb_array_elements_text(ins.tags) FROM ins
       ON CONFLICT DO NOTHING
     )
-    SELECT id FROM ins`;
+    SELECT id FROM ins`,
+    values as postgres.ParameterOrJSON<never>[],
+  );
+}
+
+/** The live-state condition (link-columns.ts) as a postgres.js fragment, its `?` placeholders bound in order. */
+function stateFilter(sql: postgres.Sql, state: LinkState, now: number) {
+  const { sql: condition, args } = stateCondition(state, now);
+  const parts = condition.split("?");
+  return sql`AND ${parts.slice(1).reduce((acc, part, i) => sql`${acc}${args[i]}::bigint${sql.unsafe(part)}`, sql.unsafe(parts[0]))}`;
 }

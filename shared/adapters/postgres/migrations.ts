@@ -267,6 +267,19 @@ ALTER TABLE click_hourly SET (fillfactor = 70);
 ALTER TABLE click_totals SET (fillfactor = 70);
 `,
   },
+  {
+    version: 8,
+    name: "where an ended link sends visitors",
+    sql: `ALTER TABLE links ADD COLUMN expired_url text;`,
+  },
+  {
+    version: 9,
+    name: "the owner's own id for a link, unique per account",
+    sql: `
+ALTER TABLE links ADD COLUMN external_id text;
+CREATE UNIQUE INDEX links_account_external_id ON links(account_id, external_id) WHERE external_id IS NOT NULL;
+`,
+  },
 ];
 
 /**

@@ -5,7 +5,8 @@ import { importResult, rollupRecord, splitBatch, storedCountry, storedVariant } 
 import { ACCOUNT_SELECT } from "./accounts.ts";
 import type { SqliteConnection } from "./connection.ts";
 import { API_KEY_COLUMNS } from "./keys.ts";
-import { LINK_COLUMNS, LINK_SELECT, type LinkRow, linkValues, rowToLink } from "./links.ts";
+import { LINK_COLUMN_LIST, LINK_COLUMNS, sqliteInsertValues, sqliteRowToLink } from "../link-columns.ts";
+import { LINK_SELECT } from "./links.ts";
 import { SQLITE_MIGRATIONS, applySqliteMigrations } from "./migrations.ts";
 
 export function sqliteAdmin(c: SqliteConnection): AdminStore {
@@ -51,8 +52,8 @@ export function sqliteAdmin(c: SqliteConnection): AdminStore {
         for (const k of db.query<ApiKeyRecord, []>(`SELECT ${API_KEY_COLUMNS} FROM api_keys ORDER BY created_at, id`).iterate()) {
           yield { type: "apiKey", data: k };
         }
-        for (const r of db.query<LinkRow, []>(`${LINK_SELECT} ORDER BY created_at, id`).iterate()) {
-          yield { type: "link", data: rowToLink(r) };
+        for (const r of db.query<Record<string, unknown>, []>(`${LINK_SELECT} ORDER BY created_at, id`).iterate()) {
+          yield { type: "link", data: sqliteRowToLink(r) };
         }
         type RollupRow = Parameters<typeof rollupRecord>[0];
         const rollups = db.query<RollupRow, []>(
@@ -89,12 +90,12 @@ export function sqliteAdmin(c: SqliteConnection): AdminStore {
             ).changes;
           }
           const link = c.st(
-            `INSERT INTO links (${LINK_COLUMNS.join(", ")}) SELECT ${LINK_COLUMNS.map(() => "?").join(", ")}
+            `INSERT INTO links (${LINK_COLUMN_LIST}) SELECT ${LINK_COLUMNS.map(() => "?").join(", ")}
              WHERE EXISTS (SELECT 1 FROM accounts WHERE id = ?) ON CONFLICT DO NOTHING`,
           );
           const tags = c.st(`INSERT OR IGNORE INTO link_tags (link_id, tag) SELECT ?, value FROM json_each(?)`);
           for (const l of s.links) {
-            if (link.run(...linkValues(l), l.accountId).changes === 0) continue;
+            if (link.run(...sqliteInsertValues(l), l.accountId).changes === 0) continue;
             n.links++;
             tags.run(l.id, JSON.stringify(l.tags));
           }

@@ -3,96 +3,36 @@ import type { SQLQueryBindings, Statement } from "bun:sqlite";
 import { AppError } from "../../errors.ts";
 import type { LinkRecord } from "../../link.ts";
 import type { LinkFilter, LinkStore } from "../../ports.ts";
+import {
+  LINK_COLUMN_LIST,
+  LINK_COLUMNS,
+  SQLITE_UPDATE_SET,
+  sqliteInsertValues,
+  sqliteRowToLink,
+  sqliteUpdateValues,
+  stateCondition,
+} from "../link-columns.ts";
 import { decodeCursor, encodeCursor, likeContains, pageSize } from "../link-store-support.ts";
 import { CLICK_CHUNK, type SqliteConnection } from "./connection.ts";
-
-/** Column order shared by INSERT and the values built by `linkValues`. */
-export const LINK_COLUMNS = [
-  "id", "account_id", "domain", "slug", "target", "status", "created_at", "updated_at", "expires_at",
-  "starts_at", "max_hits", "hits", "password_hash", "tags", "folder", "utm_source", "utm_medium",
-  "utm_campaign", "rules", "ab_urls", "webhook_url", "webhook_secret", "serve_og", "og_title",
-  "og_description", "og_image_url",
-] as const;
 
 /** SQLite's default SQLITE_MAX_VARIABLE_NUMBER (since 3.32). */
 const MAX_VARIABLES = 32766;
 const ROWS_PER_INSERT = Math.floor(MAX_VARIABLES / LINK_COLUMNS.length);
 
-export interface LinkRow {
-  id: string;
-  account_id: string;
-  domain: string;
-  slug: string;
-  target: string;
-  status: LinkRecord["status"];
-  created_at: number;
-  updated_at: number;
-  expires_at: number | null;
-  starts_at: number | null;
-  max_hits: number | null;
-  hits: number;
-  password_hash: string | null;
-  tags: string;
-  folder: string | null;
-  utm_source: string | null;
-  utm_medium: string | null;
-  utm_campaign: string | null;
-  rules: string;
-  ab_urls: string;
-  webhook_url: string | null;
-  webhook_secret: string | null;
-  serve_og: number;
-  og_title: string | null;
-  og_description: string | null;
-  og_image_url: string | null;
-}
+export const LINK_SELECT = `SELECT ${LINK_COLUMN_LIST} FROM links`;
 
-export const LINK_SELECT = `SELECT ${LINK_COLUMNS.join(", ")} FROM links`;
-
-export function rowToLink(r: LinkRow): LinkRecord {
-  return {
-    id: r.id,
-    accountId: r.account_id,
-    domain: r.domain,
-    slug: r.slug,
-    target: r.target,
-    status: r.status,
-    createdAt: r.created_at,
-    updatedAt: r.updated_at,
-    expiresAt: r.expires_at,
-    startsAt: r.starts_at,
-    maxHits: r.max_hits,
-    hits: r.hits,
-    passwordHash: r.password_hash,
-    tags: JSON.parse(r.tags),
-    folder: r.folder,
-    utmSource: r.utm_source,
-    utmMedium: r.utm_medium,
-    utmCampaign: r.utm_campaign,
-    rules: JSON.parse(r.rules),
-    abUrls: JSON.parse(r.ab_urls),
-    webhookUrl: r.webhook_url,
-    webhookSecret: r.webhook_secret,
-    serveOg: r.serve_og === 1,
-    ogTitle: r.og_title,
-    ogDescription: r.og_description,
-    ogImageUrl: r.og_image_url,
-  };
-}
-
-/** Values in LINK_COLUMNS order. */
-export function linkValues(l: LinkRecord): SQLQueryBindings[] {
-  return [
-    l.id, l.accountId, l.domain, l.slug, l.target, l.status, l.createdAt, l.updatedAt, l.expiresAt,
-    l.startsAt, l.maxHits, l.hits, l.passwordHash, JSON.stringify(l.tags), l.folder, l.utmSource, l.utmMedium,
-    l.utmCampaign, JSON.stringify(l.rules), JSON.stringify(l.abUrls), l.webhookUrl, l.webhookSecret,
-    l.serveOg ? 1 : 0, l.ogTitle, l.ogDescription, l.ogImageUrl,
-  ];
-}
+type LinkRow = Record<string, unknown>;
 
 const isUniqueViolation = (err: unknown) =>
   typeof (err as { code?: unknown })?.code === "string" &&
   (err as { code: string }).code.startsWith("SQLITE_CONSTRAINT_UNIQUE");
+
+/** The error a unique index of the links table stands for: another link has this slug, or this externalId. */
+function uniqueViolationError(err: unknown): AppError {
+  return String((err as Error).message).includes("external_id")
+    ? new AppError("external_id_taken", "Another link of this account has this externalId")
+    : new AppError("slug_taken", "Slug already taken");
+}
 
 export function sqliteLinks(c: SqliteConnection): LinkStore {
   const insertStatements = new Map<number, Statement>();
@@ -109,9 +49,10 @@ export function sqliteLinks(c: SqliteConnection): LinkStore {
     let s = insertStatements.get(n);
     if (s) return s;
     const row = `(${LINK_COLUMNS.map(() => "?").join(", ")})`;
+    // A row whose slug, or whose owner's externalId, is taken is left out (the service tells which).
     s = c.db.prepare<unknown, SQLQueryBindings[]>(
-      `INSERT INTO links (${LINK_COLUMNS.join(", ")}) VALUES ${Array(n).fill(row).join(", ")}
-       ON CONFLICT (domain, slug) DO NOTHING`,
+      `INSERT INTO links (${LINK_COLUMN_LIST}) VALUES ${Array(n).fill(row).join(", ")}
+       ON CONFLICT DO NOTHING`,
     );
     if (insertStatements.size >= 8) {
       const [oldest, stale] = insertStatements.entries().next().value!;
@@ -130,7 +71,7 @@ export function sqliteLinks(c: SqliteConnection): LinkStore {
         .transaction(() => {
           for (let i = 0; i < links.length; i += ROWS_PER_INSERT) {
             const chunk = links.slice(i, i + ROWS_PER_INSERT);
-            const { changes } = insertStatement(chunk.length).run(...chunk.flatMap(linkValues));
+            const { changes } = insertStatement(chunk.length).run(...chunk.flatMap(sqliteInsertValues));
             if (changes === chunk.length) {
               for (const l of chunk) inserted.add(l.id);
               continue;
@@ -163,12 +104,12 @@ export function sqliteLinks(c: SqliteConnection): LinkStore {
 
     async getLink(domain: string, slug: string): Promise<LinkRecord | null> {
       const r = c.st<LinkRow>(`${LINK_SELECT} WHERE domain = ? AND slug = ?`).get(domain, slug);
-      return r ? rowToLink(r) : null;
+      return r ? sqliteRowToLink(r) : null;
     },
 
     async getLinkById(id: string): Promise<LinkRecord | null> {
       const r = c.st<LinkRow>(`${LINK_SELECT} WHERE id = ?`).get(id);
-      return r ? rowToLink(r) : null;
+      return r ? sqliteRowToLink(r) : null;
     },
 
     async updateLink(l: LinkRecord, expectedUpdatedAt?: number): Promise<boolean> {
@@ -176,17 +117,8 @@ export function sqliteLinks(c: SqliteConnection): LinkStore {
         return c.db
           .transaction((): boolean => {
             const res = c.st(
-              `UPDATE links SET domain = ?, slug = ?, target = ?, status = ?, updated_at = ?, expires_at = ?,
-                 starts_at = ?, max_hits = ?, password_hash = ?, tags = ?, folder = ?, utm_source = ?,
-                 utm_medium = ?, utm_campaign = ?, rules = ?, ab_urls = ?, webhook_url = ?, webhook_secret = ?,
-                 serve_og = ?, og_title = ?, og_description = ?, og_image_url = ?
-               WHERE id = ? AND (? IS NULL OR updated_at = ?)`,
-            ).run(
-              l.domain, l.slug, l.target, l.status, l.updatedAt, l.expiresAt, l.startsAt, l.maxHits, l.passwordHash,
-              JSON.stringify(l.tags), l.folder, l.utmSource, l.utmMedium, l.utmCampaign, JSON.stringify(l.rules),
-              JSON.stringify(l.abUrls), l.webhookUrl, l.webhookSecret, l.serveOg ? 1 : 0, l.ogTitle,
-              l.ogDescription, l.ogImageUrl, l.id, expectedUpdatedAt ?? null, expectedUpdatedAt ?? null,
-            );
+              `UPDATE links SET ${SQLITE_UPDATE_SET} WHERE id = ? AND (? IS NULL OR updated_at = ?)`,
+            ).run(...sqliteUpdateValues(l), l.id, expectedUpdatedAt ?? null, expectedUpdatedAt ?? null);
             if (res.changes === 0) return false;
             c.st(`DELETE FROM link_tags WHERE link_id = ?`).run(l.id);
             c.st(`INSERT OR IGNORE INTO link_tags (link_id, tag) SELECT ?, value FROM json_each(?)`).run(
@@ -197,7 +129,7 @@ export function sqliteLinks(c: SqliteConnection): LinkStore {
           })
           .immediate();
       } catch (err) {
-        if (isUniqueViolation(err)) throw new AppError("slug_taken", "Slug already taken");
+        if (isUniqueViolation(err)) throw uniqueViolationError(err);
         throw err;
       }
     },
@@ -231,6 +163,15 @@ export function sqliteLinks(c: SqliteConnection): LinkStore {
         where.push("status = ?");
         args.push(filter.status);
       }
+      if (filter.externalId !== undefined) {
+        where.push("external_id = ?");
+        args.push(filter.externalId);
+      }
+      if (filter.state !== undefined) {
+        const state = stateCondition(filter.state.state, filter.state.now);
+        where.push(state.sql);
+        args.push(...state.args);
+      }
       if (filter.q !== undefined && filter.q !== "") {
         // SQLite's LIKE ignores ASCII case only; the pattern is lower-cased to match lower(column).
         where.push(`(lower(slug) LIKE ? ESCAPE '\\' OR lower(target) LIKE ? ESCAPE '\\')`);
@@ -238,11 +179,11 @@ export function sqliteLinks(c: SqliteConnection): LinkStore {
         args.push(pattern, pattern);
       }
       args.push(limit + 1);
-      // One statement per combination of filters (at most 32), each prepared once.
+      // One statement per combination of filters (at most 6 x 2^5), each prepared once.
       const rows = c.st<LinkRow>(
         `${LINK_SELECT} WHERE ${where.join(" AND ")} ORDER BY created_at DESC, id DESC LIMIT ?`,
       ).all(...args);
-      const page = rows.slice(0, limit).map(rowToLink);
+      const page = rows.slice(0, limit).map(sqliteRowToLink);
       const last = page[page.length - 1];
       const nextCursor = rows.length > limit && last ? encodeCursor({ createdAt: last.createdAt, id: last.id }) : null;
       return { links: page, nextCursor };

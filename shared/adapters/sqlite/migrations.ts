@@ -215,6 +215,19 @@ INSERT INTO click_batches (link_id, batch_id, first_ts, last_ts, clicks, data)
 DROP TABLE clicks;
 `,
   },
+  {
+    version: 5,
+    name: "where an ended link sends visitors",
+    sql: `ALTER TABLE links ADD COLUMN expired_url TEXT;`,
+  },
+  {
+    version: 6,
+    name: "the owner's own id for a link, unique per account",
+    sql: `
+ALTER TABLE links ADD COLUMN external_id TEXT;
+CREATE UNIQUE INDEX links_account_external_id ON links(account_id, external_id) WHERE external_id IS NOT NULL;
+`,
+  },
 ];
 
 /** Applies every migration not yet recorded; a no-op when the schema is current. */
