@@ -8,7 +8,7 @@
  * file before starting this thread.
  */
 import { MemoryClickQueue } from "../../shared/adapters/memory/click-queue.ts";
-import { SqliteLinkStore } from "../../shared/adapters/sqlite/link-store.ts";
+import { SqliteStore } from "../../shared/adapters/sqlite/store.ts";
 import { openCountryLookup } from "../../shared/facts/geo.ts";
 import { unpackClicks, type PackedClicks } from "../../shared/clicks/columns.ts";
 import { ClickDrain, WRITER_THREAD_POLICY } from "./drain.ts";
@@ -25,7 +25,7 @@ export type WorkerReply =
 
 declare const self: Worker;
 
-let store: SqliteLinkStore | null = null;
+let store: SqliteStore | null = null;
 let queue: MemoryClickQueue | null = null;
 let drain: ClickDrain | null = null;
 
@@ -34,7 +34,7 @@ const message = (err: unknown) => (err instanceof Error ? err.message : String(e
 
 async function open(r: Extract<WorkerRequest, { type: "open" }>): Promise<void> {
   // Queue first, synchronously: batches posted right after "open" are handled before its await below ends.
-  const s = (store = new SqliteLinkStore(r.file));
+  const s = (store = new SqliteStore(r.file));
   const q = (queue = new MemoryClickQueue({
     maxClicks: r.maxWaiting,
     onDropped: (n) => {

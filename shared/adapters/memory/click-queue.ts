@@ -38,7 +38,7 @@ export class MemoryClickQueue implements ClickQueue {
   async enqueueClicks(events: ClickEvent[]) {
     if (events.length === 0) return;
     const batch = this.batchPrefix + (++this.seq).toString(36);
-    this.queue.push(events.map((event, i) => ({ id: `${batch}:${i}`, batch, event })));
+    this.queue.push(events.map((event, i) => new MemoryQueuedClick(batch, i, event)));
     this.held += events.length;
   }
 
@@ -85,5 +85,14 @@ export class MemoryClickQueue implements ClickQueue {
       dropped += batch.length;
     }
     if (dropped > 0) this.o.onDropped?.(dropped);
+  }
+}
+
+/** A queued click whose id (`<batch>:<index>`) is built only if asked for: the drain never asks. */
+class MemoryQueuedClick implements QueuedClick {
+  constructor(readonly batch: string, private readonly index: number, readonly event: ClickEvent) {}
+
+  get id(): string {
+    return `${this.batch}:${this.index}`;
   }
 }
