@@ -1,43 +1,69 @@
 /**
  * The link form ⇄ the API's input (design §3.2). The form posts strings; this turns them into exactly the
  * JSON a REST client would send, so the service validates both the same way and the messages match.
+ * Which fields the form has, and the names they are posted and sent under, come from the link's declaration
+ * (LINK_FIELDS' `form` and `input` entries); how a value is read and sent depends only on its widget.
  * Pure: no I/O, no page markup.
  */
+import { RULE_KINDS } from "../../shared/enums.ts";
+import { linkFieldEntries, type FieldSpec, type FormWidget, type LinkFieldName } from "../../shared/link-fields.ts";
 import type { LinkObject } from "../../shared/schemas.ts";
 
 export interface RuleRow { kind: string; match: string; url: string }
 export interface AbRow { url: string; weight: string }
 
-/** What the form shows: every field as the text in its input. */
+/** A field as the form holds it: the text in its input, a checkbox's state, or rows. */
+export type FormValue = string | boolean | RuleRow[] | AbRow[];
+
+/** What the form shows. */
 export interface LinkFormValues {
-  url: string;
+  /** Create: the custom slug typed (blank: a random one). Edit: the link's slug. */
   slug: string;
-  status: string;
-  expiresAt: string;
-  startsAt: string;
-  maxHits: string;
-  password: string;
-  removePassword: boolean;
+  /** Edit: whether the link has a password now (the form never shows it). */
   hasPassword: boolean;
-  tags: string;
-  folder: string;
-  utmSource: string;
-  utmMedium: string;
-  utmCampaign: string;
-  rules: RuleRow[];
-  abUrls: AbRow[];
-  webhookUrl: string;
-  serveOg: boolean;
-  ogTitle: string;
-  ogDescription: string;
-  ogImageUrl: string;
+  /** Edit: "Remove the password" is ticked. */
+  removePassword: boolean;
+  /** Every form field (FORM_FIELDS) by its field name. */
+  fields: Record<string, FormValue>;
 }
 
-export const EMPTY_FORM: LinkFormValues = {
-  url: "", slug: "", status: "active", expiresAt: "", startsAt: "", maxHits: "", password: "", removePassword: false,
-  hasPassword: false, tags: "", folder: "", utmSource: "", utmMedium: "", utmCampaign: "", rules: [], abUrls: [],
-  webhookUrl: "", serveOg: false, ogTitle: "", ogDescription: "", ogImageUrl: "",
-};
+type FormEntry = NonNullable<FieldSpec["form"]>;
+type InputEntry = NonNullable<FieldSpec["input"]>;
+
+/** A declared field the form shows, and the names its value goes by. */
+export interface FormField {
+  name: LinkFieldName;
+  spec: FieldSpec;
+  form: FormEntry;
+  input: InputEntry;
+  /** The form control's name: the create input's (`url` for the target, `password`), in both modes. */
+  posted: string;
+  /** Its name in the create body. */
+  createAs: string;
+  /** Its name in the PATCH body; null when an update cannot set it. */
+  updateAs: string | null;
+}
+
+/** The fields with a `form` entry, in declaration order. A form entry without an input would post nothing: skipped. */
+export const FORM_FIELDS: FormField[] = linkFieldEntries.flatMap(([name, spec]) => {
+  if (!spec.form || !spec.input) return [];
+  const createAs = spec.input.createAs ?? name;
+  const updateAs = spec.input.updateAs === false ? null : (spec.input.updateAs ?? name);
+  return [{ name, spec, form: spec.form, input: spec.input, posted: createAs, createAs, updateAs }];
+});
+
+/** The name a field's value and its errors (`/name`) go by in a create or an update. */
+export const sentAs = (f: FormField, mode: "create" | "edit"): string => (mode === "create" ? f.createAs : (f.updateAs ?? f.createAs));
+
+/** The values a select offers: the literals of the field's type (an enums.ts `oneOf`, e.g. LINK_STATUSES). */
+export function choicesOf(f: FormField): string[] {
+  const members = (f.spec.type as { anyOf?: { const?: unknown }[] }).anyOf ?? [];
+  return members.map((m) => m.const).filter((c): c is string => typeof c === "string");
+}
+
+/** Names the rows are posted under, one per column, repeated once per row. */
+export const RULE_ROW = { kind: "rule_kind", match: "rule_match", url: "rule_url" } as const;
+export const AB_ROW = { url: "ab_url", weight: "ab_weight" } as const;
 
 /** ISO date → the value of a datetime-local input, in UTC (the form labels its dates as UTC). */
 export function toLocalInput(iso: string | null): string {
@@ -51,92 +77,118 @@ export function fromLocalInput(value: string): string {
   return /(?:Z|[+-]\d{2}:?\d{2})$/i.test(v) || !/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?$/.test(v) ? v : `${v}Z`;
 }
 
-export function valuesFromLink(link: LinkObject): LinkFormValues {
-  return {
-    url: link.target, slug: link.slug, status: link.status, expiresAt: toLocalInput(link.expiresAt),
-    startsAt: toLocalInput(link.startsAt), maxHits: link.maxHits === null ? "" : String(link.maxHits), password: "",
-    removePassword: false, hasPassword: link.hasPassword, tags: link.tags.join(", "), folder: link.folder ?? "",
-    utmSource: link.utmSource ?? "", utmMedium: link.utmMedium ?? "", utmCampaign: link.utmCampaign ?? "",
-    rules: link.rules.map((r) => ({ kind: r.kind, match: r.match, url: r.url })),
-    abUrls: link.abUrls.map((a) => ({ url: a.url, weight: String(a.weight) })),
-    webhookUrl: link.webhookUrl ?? "", serveOg: link.serveOg, ogTitle: link.ogTitle ?? "",
-    ogDescription: link.ogDescription ?? "", ogImageUrl: link.ogImageUrl ?? "",
-  };
-}
-
-/** Rows come as repeated names (rule_kind, rule_match, rule_url …) in document order; blank rows are dropped. */
-export function valuesFromForm(form: URLSearchParams): LinkFormValues {
-  const s = (name: string) => form.get(name) ?? "";
-  const kinds = form.getAll("rule_kind");
-  const matches = form.getAll("rule_match");
-  const ruleUrls = form.getAll("rule_url");
-  const rules: RuleRow[] = [];
-  for (let i = 0; i < Math.max(matches.length, ruleUrls.length); i++) {
-    const row = { kind: kinds[i] ?? "country", match: (matches[i] ?? "").trim(), url: (ruleUrls[i] ?? "").trim() };
-    if (row.match || row.url) rules.push(row);
-  }
-  const abUrlsIn = form.getAll("ab_url");
-  const weights = form.getAll("ab_weight");
-  const abUrls: AbRow[] = [];
-  for (let i = 0; i < Math.max(abUrlsIn.length, weights.length); i++) {
-    const row = { url: (abUrlsIn[i] ?? "").trim(), weight: (weights[i] ?? "").trim() };
-    if (row.url || row.weight) abUrls.push(row);
-  }
-  return {
-    url: s("url").trim(), slug: s("slug").trim(), status: s("status") || "active", expiresAt: s("expiresAt"),
-    startsAt: s("startsAt"), maxHits: s("maxHits").trim(), password: s("password"), removePassword: form.has("removePassword"),
-    hasPassword: form.get("hasPassword") === "1", tags: s("tags"), folder: s("folder"), utmSource: s("utmSource"),
-    utmMedium: s("utmMedium"), utmCampaign: s("utmCampaign"), rules, abUrls, webhookUrl: s("webhookUrl").trim(),
-    // Browsers send a textarea's line breaks as CRLF; the API keeps what a REST client would send.
-    serveOg: form.has("serveOg"), ogTitle: s("ogTitle"), ogDescription: s("ogDescription").replaceAll("\r\n", "\n"), ogImageUrl: s("ogImageUrl").trim(),
-  };
-}
-
 /** A number when the text is one (so the schema can judge its range), else the text (so it says "Expected integer"). */
 function numberOrText(text: string): number | string {
   const n = Number(text);
   return text !== "" && Number.isFinite(n) ? n : text;
 }
 
-const rulesInput = (rows: RuleRow[]) => rows.map((r) => ({ kind: r.kind, match: r.match, url: r.url }));
-const abInput = (rows: AbRow[]) => rows.map((r) => ({ url: r.url, weight: numberOrText(r.weight) }));
+/** Rows posted as repeated names, in document order, each cell trimmed. */
+function postedRows<K extends string>(form: URLSearchParams, names: Record<K, string>): Record<K, string>[] {
+  const keys = Object.keys(names) as K[];
+  const columns = keys.map((k) => form.getAll(names[k]));
+  const count = Math.max(0, ...columns.map((c) => c.length));
+  return Array.from({ length: count }, (_, i) => Object.fromEntries(keys.map((k, j) => [k, (columns[j][i] ?? "").trim()])) as Record<K, string>);
+}
 
-/** Fields create and update both send. Empty addresses become null: the schema wants a URL or null there. */
-function common(v: LinkFormValues, clear: boolean): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  const put = (key: string, value: unknown, empty: boolean) => {
-    if (!empty) out[key] = value;
-    else if (clear) out[key] = key === "tags" ? "" : null;
+/** Left out of a body. */
+const OMIT = Symbol("omit");
+
+/** How a widget reads its value and turns it into input. */
+interface Widget {
+  /** The form's value for the field as the link object shows it. */
+  fromLink(shown: unknown): FormValue;
+  fromPost(form: URLSearchParams, posted: string, f: FormField): FormValue;
+  toInput(v: FormValue): unknown;
+  /** A blank field: create leaves it out, update sends `cleared` (null unless said). Absent: never blank. */
+  isBlank?(v: FormValue): boolean;
+  cleared?: unknown;
+  /** An update's value when the generic rule does not fit (the password: blank keeps it). */
+  update?(v: FormValue, values: LinkFormValues): unknown;
+  /** False: sent whenever set, not only when it differs from what the form showed (it shows nothing). */
+  compared?: false;
+}
+
+const text = (v: unknown) => (v === null || v === undefined ? "" : String(v));
+const posted = (form: URLSearchParams, name: string) => form.get(name) ?? "";
+const trimmed = (form: URLSearchParams, name: string) => posted(form, name).trim();
+const asIs = (v: FormValue) => v;
+const noText = (v: FormValue) => !(v as string).trim();
+const noValue = (v: FormValue) => !v;
+const noRows = (v: FormValue) => !(v as unknown[]).length;
+
+const WIDGETS: Record<FormWidget, Widget> = {
+  url: { fromLink: text, fromPost: trimmed, toInput: asIs, isBlank: noValue },
+  text: { fromLink: text, fromPost: posted, toInput: asIs, isBlank: noText },
+  // Browsers send a textarea's line breaks as CRLF; the API keeps what a REST client would send.
+  textarea: { fromLink: text, fromPost: (form, name) => posted(form, name).replaceAll("\r\n", "\n"), toInput: asIs, isBlank: noText },
+  number: { fromLink: text, fromPost: trimmed, toInput: (v) => numberOrText(v as string), isBlank: noValue },
+  datetime: { fromLink: (v) => toLocalInput(v as string | null), fromPost: posted, toInput: (v) => fromLocalInput(v as string), isBlank: noText },
+  tags: { fromLink: (v) => ((v ?? []) as string[]).join(", "), fromPost: posted, toInput: asIs, isBlank: noText, cleared: "" },
+  select: { fromLink: text, fromPost: (form, name, f) => posted(form, name) || text(f.spec.initial), toInput: asIs },
+  checkbox: { fromLink: (v) => v === true, fromPost: (form, name) => form.has(name), toInput: asIs },
+  password: {
+    fromLink: () => "", fromPost: posted, toInput: asIs, isBlank: noValue, compared: false,
+    update: (v, values) => (v ? v : values.removePassword ? null : OMIT),
+  },
+  ruleRows: {
+    fromLink: (v) => ((v ?? []) as RuleRow[]).map((r) => ({ kind: r.kind, match: r.match, url: r.url })),
+    fromPost: (form) => postedRows(form, RULE_ROW).map((r) => ({ kind: r.kind || RULE_KINDS[0], match: r.match, url: r.url })).filter((r) => r.match || r.url),
+    toInput: (v) => (v as RuleRow[]).map((r) => ({ kind: r.kind, match: r.match, url: r.url })),
+    isBlank: noRows,
+  },
+  abRows: {
+    fromLink: (v) => ((v ?? []) as { url: string; weight: number }[]).map((a) => ({ url: a.url, weight: String(a.weight) })),
+    fromPost: (form) => postedRows(form, AB_ROW).filter((r) => r.url || r.weight),
+    toInput: (v) => (v as AbRow[]).map((r) => ({ url: r.url, weight: numberOrText(r.weight) })),
+    isBlank: noRows,
+  },
+};
+
+const widgetOf = (f: FormField) => WIDGETS[f.form.widget];
+/** The create input's required field (the target) is always sent, even blank: the API then names what is missing. */
+const blank = (f: FormField, v: FormValue) => !f.input.required && (widgetOf(f).isBlank?.(v) ?? false);
+
+/** A field's value in the link object as the API shows it: dates as ISO strings. */
+function shownInitial(f: FormField): unknown {
+  const v = f.spec.initial ?? null;
+  return f.spec.show === "date" && typeof v === "number" ? new Date(v).toISOString() : v;
+}
+
+function valuesOf(read: (f: FormField) => FormValue): Record<string, FormValue> {
+  return Object.fromEntries(FORM_FIELDS.map((f) => [f.name, read(f)]));
+}
+
+/** A new link's form: every field at its declared initial value. */
+export const EMPTY_FORM: LinkFormValues = {
+  slug: "", hasPassword: false, removePassword: false, fields: valuesOf((f) => widgetOf(f).fromLink(shownInitial(f))),
+};
+
+export function valuesFromLink(link: LinkObject): LinkFormValues {
+  const shown = link as unknown as Record<string, unknown>;
+  return { slug: link.slug, hasPassword: link.hasPassword, removePassword: false, fields: valuesOf((f) => widgetOf(f).fromLink(shown[f.name])) };
+}
+
+/** Rows come as repeated names (rule_kind, rule_match, rule_url …) in document order; blank rows are dropped. */
+export function valuesFromForm(form: URLSearchParams): LinkFormValues {
+  return {
+    slug: trimmed(form, "slug"),
+    hasPassword: form.get("hasPassword") === "1",
+    removePassword: form.has("removePassword"),
+    fields: valuesOf((f) => widgetOf(f).fromPost(form, f.posted, f)),
   };
-  put("status", v.status, false);
-  put("expiresAt", fromLocalInput(v.expiresAt), !v.expiresAt.trim());
-  put("startsAt", fromLocalInput(v.startsAt), !v.startsAt.trim());
-  put("maxHits", numberOrText(v.maxHits), !v.maxHits);
-  put("tags", v.tags, !v.tags.trim());
-  for (const k of ["folder", "utmSource", "utmMedium", "utmCampaign", "ogTitle", "ogDescription"] as const) put(k, v[k], !v[k].trim());
-  put("webhookUrl", v.webhookUrl, !v.webhookUrl);
-  put("ogImageUrl", v.ogImageUrl, !v.ogImageUrl);
-  put("rules", rulesInput(v.rules), !v.rules.length);
-  put("abUrls", abInput(v.abUrls), !v.abUrls.length);
-  out.serveOg = v.serveOg;
-  return out;
 }
 
 /** POST /api/v1/links body: blank fields are left out, as a REST client would. */
 export function createInputFrom(v: LinkFormValues): Record<string, unknown> {
-  const out: Record<string, unknown> = { url: v.url, ...common(v, false) };
+  const out: Record<string, unknown> = {};
+  for (const f of FORM_FIELDS) {
+    const value = v.fields[f.name];
+    if (!blank(f, value)) out[f.createAs] = widgetOf(f).toInput(value);
+  }
   if (v.slug) out.slug = v.slug;
-  if (v.password) out.password = v.password;
   return out;
 }
-
-/** Each form field and the PATCH field it sets. */
-const UPDATE_FIELDS: [keyof LinkFormValues, string][] = [
-  ["url", "targetUrl"], ["status", "status"], ["expiresAt", "expiresAt"], ["startsAt", "startsAt"], ["maxHits", "maxHits"],
-  ["tags", "tags"], ["folder", "folder"], ["utmSource", "utmSource"], ["utmMedium", "utmMedium"], ["utmCampaign", "utmCampaign"],
-  ["rules", "rules"], ["abUrls", "abUrls"], ["webhookUrl", "webhookUrl"], ["serveOg", "serveOg"], ["ogTitle", "ogTitle"],
-  ["ogDescription", "ogDescription"], ["ogImageUrl", "ogImageUrl"],
-];
 
 /** Form values compared as a person reads them: surrounding spaces and line-break style do not count. */
 const asRead = (_key: string, v: unknown) => (typeof v === "string" ? v.trim().replaceAll("\r\n", "\n") : v);
@@ -149,9 +201,14 @@ const sameValue = (a: unknown, b: unknown) => JSON.stringify(a, asRead) === JSON
  * current one, "remove password" clears it.
  */
 export function updateInputFrom(v: LinkFormValues, shown?: LinkFormValues): Record<string, unknown> {
-  const out: Record<string, unknown> = { targetUrl: v.url, ...common(v, true) };
-  if (shown) for (const [field, key] of UPDATE_FIELDS) if (sameValue(v[field], shown[field])) delete out[key];
-  if (v.password) out.password = v.password;
-  else if (v.removePassword) out.password = null;
+  const out: Record<string, unknown> = {};
+  for (const f of FORM_FIELDS) {
+    if (f.updateAs === null) continue;
+    const w = widgetOf(f);
+    const value = v.fields[f.name];
+    if (shown && w.compared !== false && sameValue(value, shown.fields[f.name])) continue;
+    const sent = w.update ? w.update(value, v) : blank(f, value) ? (w.cleared ?? null) : w.toInput(value);
+    if (sent !== OMIT) out[f.updateAs] = sent;
+  }
   return out;
 }

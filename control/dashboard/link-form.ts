@@ -1,11 +1,15 @@
 /**
- * The create/edit form covering every field of design §3.2, including the rule and A/B rows. Rows post as
- * repeated names (link-form-input.ts reads them back); without JavaScript two blank rows are always offered,
+ * The create/edit form: one fieldset per form section, each showing the declared fields of that section
+ * (link-form-input.ts FORM_FIELDS, from LINK_FIELDS) with the markup of their widget. A field added to the
+ * declaration with a `form` entry appears here, posts and is sent without an edit in this folder.
+ * Rows (rules, A/B variants) post as repeated names; without JavaScript two blank rows are always offered,
  * with it an "Add" button clones more.
  */
+import { DEVICE_MATCHES, listed, RULE_KINDS } from "../../shared/enums.ts";
 import type { FieldError } from "../../shared/errors.ts";
+import type { FormSection, FormWidget } from "../../shared/link-fields.ts";
 import { csrfField, errorsBox, esc, fieldErrors } from "./layout.ts";
-import type { AbRow, LinkFormValues, RuleRow } from "./link-form-input.ts";
+import { AB_ROW, choicesOf, FORM_FIELDS, RULE_ROW, sentAs, type AbRow, type FormField, type LinkFormValues, type RuleRow } from "./link-form-input.ts";
 
 export interface LinkFormOptions {
   mode: "create" | "edit";
@@ -16,105 +20,164 @@ export interface LinkFormOptions {
   webhookSecret?: string | null;
 }
 
-export const FIELD_LABELS: Record<string, string> = {
-  "/url": "Destination URL", "/targetUrl": "Destination URL", "/slug": "Slug", "/status": "Status",
-  "/expiresAt": "Expires at", "/startsAt": "Starts at", "/maxHits": "Click limit", "/password": "Password",
-  "/tags": "Tags", "/folder": "Folder", "/utmSource": "UTM source", "/utmMedium": "UTM medium", "/utmCampaign": "UTM campaign",
-  "/rules": "Rules", "/rules/*/kind": "Rule # kind", "/rules/*/match": "Rule # match", "/rules/*/url": "Rule # URL",
-  "/abUrls": "A/B variants", "/abUrls/*/url": "Variant # URL", "/abUrls/*/weight": "Variant # weight",
-  "/webhookUrl": "Webhook URL", "/serveOg": "Serve preview card", "/ogTitle": "Preview title",
-  "/ogDescription": "Preview description", "/ogImageUrl": "Preview image URL",
-};
-
-const MAX_RULES = 50;
-const MAX_AB = 10;
-const BLANK_ROWS = 2;
-
+type Mode = LinkFormOptions["mode"];
 type Errors = FieldError[];
 
-function input(name: string, label: string, value: string, errors: Errors, o: { type?: string; hint?: string; attrs?: string; path?: string } = {}): string {
-  const id = `f-${name}`;
-  const hint = o.hint ? ` <span class="hint">${o.hint}</span>` : "";
-  return `<div><label for="${id}">${label}${hint}</label><input id="${id}" name="${name}" type="${o.type ?? "text"}" value="${esc(value)}" ${o.attrs ?? ""}>${fieldErrors(errors, o.path ?? `/${name}`)}</div>`;
+/** Each section's fieldset, in the order the form shows them. `errorPrefix` names its fields in the error list. */
+export const FORM_SECTIONS: Record<FormSection, { legend: string; hint?: string; errorPrefix?: string }> = {
+  link: { legend: "Link" },
+  schedule: { legend: "Schedule and limits" },
+  utm: { legend: "UTM parameters" },
+  rules: {
+    legend: "Targeting rules",
+    hint: `First matching rule wins. Country: a two-letter code (US, DE). Device: ${listed(DEVICE_MATCHES)}. Clear a row to remove it.`,
+  },
+  ab: { legend: "A/B rotation", hint: "Used when no rule matches: each visitor gets one of these destinations, chosen by weight. Clear a row to remove it." },
+  preview: { legend: "Social preview card", errorPrefix: "Preview" },
+  webhook: { legend: "Click webhook" },
+};
+
+/**
+ * Row widgets: what a row and its columns are called in messages ("Rule 2 URL"), the name of its box (the script's
+ * "Add a row" finds it by that) and how many rows the API takes.
+ */
+const ROWS = {
+  ruleRows: { noun: "Rule", columns: { kind: "kind", match: "match", url: "URL" }, box: "rules", max: 50 },
+  abRows: { noun: "Variant", columns: { url: "URL", weight: "weight" }, box: "ab", max: 10 },
+} as const;
+const BLANK_ROWS = 2;
+
+/** "Title" in the preview section is "Preview title" in the error list; a label that names its section stays. */
+function errorLabel(f: FormField): string {
+  const prefix = FORM_SECTIONS[f.form.section].errorPrefix;
+  if (!prefix || f.form.label.toLowerCase().includes(prefix.toLowerCase())) return f.form.label;
+  const label = /^[A-Z][a-z]/.test(f.form.label) ? f.form.label[0].toLowerCase() + f.form.label.slice(1) : f.form.label;
+  return `${prefix} ${label}`;
 }
 
-function rowErrors(errors: Errors, prefix: string, i: number, label: string): string {
+/** Error paths → labels for the list at the top: every form field under both its names, and the row columns. */
+export const FIELD_LABELS: Record<string, string> = Object.fromEntries([
+  ["/slug", "Slug"],
+  ...FORM_FIELDS.flatMap((f) => {
+    const names = [...new Set([f.createAs, f.updateAs ?? f.createAs])];
+    const rows = f.form.widget === "ruleRows" || f.form.widget === "abRows" ? ROWS[f.form.widget] : null;
+    const columns = rows ? Object.entries(rows.columns).map(([key, word]) => [key, `${rows.noun} # ${word}`]) : [];
+    return names.flatMap((n) => [[`/${n}`, errorLabel(f)], ...columns.map(([key, label]) => [`/${n}/*/${key}`, label])]);
+  }),
+]);
+
+interface Ctx {
+  mode: Mode;
+  values: LinkFormValues;
+  errors: Errors;
+  /** Where the API reports this field's errors: `/url` on create, `/targetUrl` on edit. */
+  path: string;
+}
+
+const hintOf = (hint?: string) => (hint ? ` <span class="hint">${esc(hint)}</span>` : "");
+/** A field's label element, for the control with id `f-{posted name}`. */
+const labelOf = (f: FormField, hint = f.form.hint) => `<label for="f-${f.posted}">${esc(f.form.label)}${hintOf(hint)}</label>`;
+
+function input(f: FormField, c: Ctx, type: string, value = c.values.fields[f.name] as string, hint = f.form.hint, attrs = f.form.attrs): string {
+  return `${labelOf(f, hint)}<input id="f-${f.posted}" name="${f.posted}" type="${type}" value="${esc(value)}" ${attrs ?? ""}>${fieldErrors(c.errors, c.path)}`;
+}
+
+function rowErrors(errors: Errors, prefix: string, i: number, noun: string): string {
   return errors
     .filter((e) => e.path.startsWith(`${prefix}/${i}/`))
-    .map((e) => `<p class="err">${label} ${i + 1} ${esc(e.path.split("/").pop())}: ${esc(e.message)}</p>`)
+    .map((e) => `<p class="err">${noun} ${i + 1} ${esc(e.path.split("/").pop())}: ${esc(e.message)}</p>`)
     .join("");
 }
 
-function ruleRow(r: RuleRow, i: number, errors: Errors): string {
-  const opt = (v: string, label: string) => `<option value="${v}"${r.kind === v ? " selected" : ""}>${label}</option>`;
-  return `<div class="row"><select name="rule_kind" aria-label="Rule ${i + 1} kind">${opt("country", "Country")}${opt("device", "Device")}</select>
-<input name="rule_match" value="${esc(r.match)}" maxlength="16" placeholder="US or mobile" aria-label="Rule ${i + 1} match">
-<input name="rule_url" class="url" type="url" value="${esc(r.url)}" maxlength="2048" placeholder="https://…" aria-label="Rule ${i + 1} URL"></div>${rowErrors(errors, "/rules", i, "Rule")}`;
+function ruleRow(r: RuleRow, i: number, c: Ctx): string {
+  const opt = (v: string) => `<option value="${v}"${r.kind === v ? " selected" : ""}>${v[0].toUpperCase()}${v.slice(1)}</option>`;
+  return `<div class="row"><select name="${RULE_ROW.kind}" aria-label="Rule ${i + 1} kind">${RULE_KINDS.map(opt).join("")}</select>
+<input name="${RULE_ROW.match}" value="${esc(r.match)}" maxlength="16" placeholder="US or mobile" aria-label="Rule ${i + 1} match">
+<input name="${RULE_ROW.url}" class="url" type="url" value="${esc(r.url)}" maxlength="2048" placeholder="https://…" aria-label="Rule ${i + 1} URL"></div>${rowErrors(c.errors, c.path, i, ROWS.ruleRows.noun)}`;
 }
 
-function abRow(a: AbRow, i: number, errors: Errors): string {
-  return `<div class="row"><input name="ab_url" class="url" type="url" value="${esc(a.url)}" maxlength="2048" placeholder="https://…" aria-label="Variant ${i + 1} URL">
-<input name="ab_weight" value="${esc(a.weight)}" inputmode="decimal" placeholder="weight" aria-label="Variant ${i + 1} weight"></div>${rowErrors(errors, "/abUrls", i, "Variant")}`;
+function abRow(a: AbRow, i: number, c: Ctx): string {
+  return `<div class="row"><input name="${AB_ROW.url}" class="url" type="url" value="${esc(a.url)}" maxlength="2048" placeholder="https://…" aria-label="Variant ${i + 1} URL">
+<input name="${AB_ROW.weight}" value="${esc(a.weight)}" inputmode="decimal" placeholder="weight" aria-label="Variant ${i + 1} weight"></div>${rowErrors(c.errors, c.path, i, ROWS.abRows.noun)}`;
 }
 
-function rows<T>(kind: string, items: T[], blank: T, max: number, render: (item: T, i: number) => string): string {
+function rows<T>(widget: keyof typeof ROWS, items: T[], blank: T, render: (item: T, i: number) => string): string {
+  const { box, max } = ROWS[widget];
   const all = [...items];
   for (let i = 0; i < BLANK_ROWS && all.length < max; i++) all.push(blank);
-  return `<div class="rows${kind === "ab" ? " ab" : ""}" data-rows="${kind}" data-max="${max}">${all.map(render).join("")}</div>
-<button type="button" class="btn-small" data-add-row="${kind}">+ Add a row</button>`;
+  return `<div class="rows${box === "ab" ? " ab" : ""}" data-rows="${box}" data-max="${max}">${all.map(render).join("")}</div>
+<button type="button" class="btn-small" data-add-row="${box}">+ Add a row</button>`;
 }
 
-function passwordField(v: LinkFormValues, mode: string, errors: Errors): string {
-  const hint = mode === "edit" && v.hasPassword ? "(set; leave blank to keep it)" : "(optional; visitors must enter it)";
-  const remove = mode === "edit" && v.hasPassword
-    ? `<label class="check"><input type="checkbox" name="removePassword" value="1"${v.removePassword ? " checked" : ""}>Remove the password</label>`
+function passwordField(f: FormField, c: Ctx): string {
+  const set = c.mode === "edit" && c.values.hasPassword;
+  const hint = set ? "(set; leave blank to keep it)" : "(optional; visitors must enter it)";
+  const remove = set
+    ? `<label class="check"><input type="checkbox" name="removePassword" value="1"${c.values.removePassword ? " checked" : ""}>Remove the password</label>`
     : "";
-  return `<div>${input("password", "Password", "", errors, { type: "password", hint, attrs: 'maxlength="200" autocomplete="new-password"' })}${remove}<input type="hidden" name="hasPassword" value="${v.hasPassword ? "1" : "0"}"></div>`;
+  return `${input(f, c, "password", "", hint, 'maxlength="200" autocomplete="new-password"')}${remove}<input type="hidden" name="hasPassword" value="${c.values.hasPassword ? "1" : "0"}">`;
+}
+
+/** The markup of each widget. */
+const RENDER: Record<FormWidget, (f: FormField, c: Ctx) => string> = {
+  url: (f, c) => input(f, c, "url"),
+  text: (f, c) => input(f, c, "text"),
+  tags: (f, c) => input(f, c, "text"),
+  number: (f, c) => input(f, c, "number"),
+  datetime: (f, c) => input(f, c, "datetime-local"),
+  password: passwordField,
+  select: (f, c) => {
+    const value = c.values.fields[f.name];
+    const options = choicesOf(f).map((s) => `<option value="${esc(s)}"${value === s ? " selected" : ""}>${esc(s)}</option>`).join("");
+    return `${labelOf(f)}<select id="f-${f.posted}" name="${f.posted}" ${f.form.attrs ?? ""}>${options}</select>${fieldErrors(c.errors, c.path)}`;
+  },
+  checkbox: (f, c) =>
+    `<label class="check"><input type="checkbox" name="${f.posted}" value="on"${c.values.fields[f.name] ? " checked" : ""}>${esc(f.form.label)}</label>${fieldErrors(c.errors, c.path)}`,
+  textarea: (f, c) =>
+    `${labelOf(f)}<textarea id="f-${f.posted}" name="${f.posted}" ${f.form.attrs ?? ""}>${esc(c.values.fields[f.name])}</textarea>${fieldErrors(c.errors, c.path)}`,
+  ruleRows: (f, c) =>
+    `${fieldErrors(c.errors, c.path)}${rows("ruleRows", c.values.fields[f.name] as RuleRow[], { kind: RULE_KINDS[0], match: "", url: "" }, (r, i) => ruleRow(r, i, c))}`,
+  abRows: (f, c) =>
+    `${fieldErrors(c.errors, c.path)}${rows("abRows", c.values.fields[f.name] as AbRow[], { url: "", weight: "" }, (a, i) => abRow(a, i, c))}`,
+};
+
+/** Widgets that take the section's whole width; the rest share its grid. The required field (the target) too. */
+const WIDE: ReadonlySet<FormWidget> = new Set(["checkbox", "textarea", "ruleRows", "abRows"]);
+const isWide = (f: FormField) => WIDE.has(f.form.widget) || f.input.required !== undefined;
+const cell = (html: string, wide = false) => `<div${wide ? ' class="wide"' : ""}>${html}</div>`;
+
+function slugCell(o: LinkFormOptions, errors: Errors): string {
+  if (o.mode === "edit") return cell(`<label>Slug</label><p class="mono">${esc(o.values.slug)}</p>`);
+  return cell(`<label for="f-slug">Slug <span class="hint">(optional; 3-40 of A-Z a-z 0-9 - _)</span></label><input id="f-slug" name="slug" type="text" value="${esc(o.values.slug)}" maxlength="40" autocomplete="off">${fieldErrors(errors, "/slug")}`);
+}
+
+function webhookSecret(o: LinkFormOptions): string {
+  if (o.mode !== "edit" || !o.webhookSecret) return "";
+  return cell(`<p class="small">Signing secret: <code class="mono">${esc(o.webhookSecret)}</code> <button type="button" class="btn-small" data-copy="${esc(o.webhookSecret)}">Copy</button></p>`, true);
+}
+
+/** A section's cells: its fields, the slug after the link's required field (the target), the webhook's secret last. */
+function sectionCells(section: FormSection, o: LinkFormOptions, errors: Errors): string[] {
+  const cells: string[] = [];
+  for (const f of FORM_FIELDS.filter((field) => field.form.section === section)) {
+    cells.push(cell(RENDER[f.form.widget](f, { mode: o.mode, values: o.values, errors, path: `/${sentAs(f, o.mode)}` }), isWide(f)));
+    if (section === "link" && f.input.required === "create") cells.push(slugCell(o, errors));
+  }
+  if (section === "webhook") cells.push(webhookSecret(o));
+  return cells;
 }
 
 export function linkForm(o: LinkFormOptions): string {
-  const v = o.values;
   const errors = o.error?.errors ?? [];
   const edit = o.mode === "edit";
-  const status = (s: string) => `<option value="${s}"${v.status === s ? " selected" : ""}>${s}</option>`;
-  const slug = edit
-    ? `<div><label>Slug</label><p class="mono">${esc(v.slug)}</p></div>`
-    : input("slug", "Slug", v.slug, errors, { hint: "(optional; 3-40 of A-Z a-z 0-9 - _)", attrs: 'maxlength="40" autocomplete="off"' });
-  const secret = edit && o.webhookSecret
-    ? `<p class="small">Signing secret: <code class="mono">${esc(o.webhookSecret)}</code> <button type="button" class="btn-small" data-copy="${esc(o.webhookSecret)}">Copy</button></p>`
-    : "";
+  const slugPath = `/dashboard/links/${encodeURIComponent(o.values.slug)}`;
+  const fieldsets = (Object.entries(FORM_SECTIONS) as [FormSection, (typeof FORM_SECTIONS)[FormSection]][]).map(([section, s]) => {
+    const cells = sectionCells(section, o, errors).filter(Boolean).join("\n");
+    return cells ? `<fieldset><legend>${s.legend}</legend>${s.hint ? `\n<p class="hint">${s.hint}</p>` : ""}\n<div class="grid">${cells}</div></fieldset>` : "";
+  });
   return `${o.error ? errorsBox(o.error.detail, errors, FIELD_LABELS) : ""}
-<form method="post" action="${edit ? `/dashboard/links/${encodeURIComponent(v.slug)}/edit` : "/dashboard/links"}" novalidate>${csrfField(o.csrf)}
-<fieldset><legend>Link</legend>
-${input("url", "Destination URL", v.url, errors, { type: "url", attrs: 'required maxlength="2048" placeholder="https://example.com/page"', path: edit ? "/targetUrl" : "/url" })}
-<div class="grid">${slug}
-<div><label for="f-status">Status</label><select id="f-status" name="status">${status("active")}${status("paused")}${status("archived")}</select>${fieldErrors(errors, "/status")}</div>
-${input("tags", "Tags", v.tags, errors, { hint: "(comma-separated)", attrs: 'maxlength="900"' })}
-${input("folder", "Folder", v.folder, errors, { attrs: 'maxlength="80"' })}</div></fieldset>
-<fieldset><legend>Schedule and limits</legend><div class="grid">
-${input("startsAt", "Starts at", v.startsAt, errors, { type: "datetime-local", hint: "(UTC)" })}
-${input("expiresAt", "Expires at", v.expiresAt, errors, { type: "datetime-local", hint: "(UTC)" })}
-${input("maxHits", "Click limit", v.maxHits, errors, { type: "number", hint: "(1-1,000,000)", attrs: 'min="1" max="1000000" step="1"' })}
-${passwordField(v, o.mode, errors)}</div></fieldset>
-<fieldset><legend>UTM parameters</legend><div class="grid">
-${input("utmSource", "utm_source", v.utmSource, errors, { attrs: 'maxlength="200"' })}
-${input("utmMedium", "utm_medium", v.utmMedium, errors, { attrs: 'maxlength="200"' })}
-${input("utmCampaign", "utm_campaign", v.utmCampaign, errors, { attrs: 'maxlength="200"' })}</div></fieldset>
-<fieldset><legend>Targeting rules</legend>
-<p class="hint">First matching rule wins. Country: a two-letter code (US, DE). Device: desktop, mobile, tablet, ios or android. Clear a row to remove it.</p>
-${fieldErrors(errors, "/rules")}${rows("rules", v.rules, { kind: "country", match: "", url: "" }, MAX_RULES, (r, i) => ruleRow(r, i, errors))}</fieldset>
-<fieldset><legend>A/B rotation</legend>
-<p class="hint">Used when no rule matches: each visitor gets one of these destinations, chosen by weight. Clear a row to remove it.</p>
-${fieldErrors(errors, "/abUrls")}${rows("ab", v.abUrls, { url: "", weight: "" }, MAX_AB, (a, i) => abRow(a, i, errors))}</fieldset>
-<fieldset><legend>Social preview card</legend>
-<label class="check"><input type="checkbox" name="serveOg" value="on"${v.serveOg ? " checked" : ""}>Serve a preview card to social crawlers</label>${fieldErrors(errors, "/serveOg")}
-<div class="grid">${input("ogTitle", "Title", v.ogTitle, errors, { attrs: 'maxlength="300"' })}
-${input("ogImageUrl", "Image URL", v.ogImageUrl, errors, { type: "url", attrs: 'maxlength="2048"' })}</div>
-<label for="f-ogDescription">Description</label><textarea id="f-ogDescription" name="ogDescription" maxlength="1000">${esc(v.ogDescription)}</textarea>${fieldErrors(errors, "/ogDescription")}
-</fieldset>
-<fieldset><legend>Click webhook</legend>
-${input("webhookUrl", "Webhook URL", v.webhookUrl, errors, { type: "url", hint: "(receives a signed POST for every click)", attrs: 'maxlength="2048"' })}${secret}
-</fieldset>
-<div class="actions"><button type="submit" class="btn-primary">${edit ? "Save changes" : "Create link"}</button><a class="btn" href="${edit ? `/dashboard/links/${encodeURIComponent(v.slug)}/stats` : "/dashboard/links"}">Cancel</a></div>
+<form method="post" action="${edit ? `${slugPath}/edit` : "/dashboard/links"}" novalidate>${csrfField(o.csrf)}
+${fieldsets.join("\n")}
+<div class="actions"><button type="submit" class="btn-primary">${edit ? "Save changes" : "Create link"}</button><a class="btn" href="${edit ? `${slugPath}/stats` : "/dashboard/links"}">Cancel</a></div>
 </form>`;
 }

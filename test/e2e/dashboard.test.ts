@@ -6,77 +6,12 @@
 import { Database } from "bun:sqlite";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
+import { csrfOf, formFieldsOf, Visitor } from "../helpers/dashboard-visitor.ts";
 import { waitFor } from "../helpers/scale.ts";
 import { api, startServer, type TestServer } from "../helpers/server.ts";
 
 const XSS = "<img src=x onerror=alert(1)>";
 const XSS_ESCAPED = "&lt;img src=x onerror=alert(1)&gt;";
-
-interface Page { status: number; headers: Headers; html: string }
-
-/** A cookie-keeping client that posts forms the way a browser does, without following redirects. */
-class Visitor {
-  cookies = new Map<string, string>();
-  setCookies: string[] = [];
-  constructor(private base: string) {}
-
-  async request(path: string, init: RequestInit = {}): Promise<Page> {
-    const headers = new Headers(init.headers);
-    if (this.cookies.size) headers.set("cookie", [...this.cookies].map(([k, v]) => `${k}=${v}`).join("; "));
-    const res = await fetch(`${this.base}${path}`, { ...init, headers, redirect: "manual" });
-    this.setCookies = res.headers.getSetCookie();
-    for (const c of this.setCookies) {
-      const [pair] = c.split(";");
-      const eq = pair.indexOf("=");
-      const value = pair.slice(eq + 1);
-      if (value === "" || /Max-Age=0/i.test(c)) this.cookies.delete(pair.slice(0, eq));
-      else this.cookies.set(pair.slice(0, eq), value);
-    }
-    return { status: res.status, headers: res.headers, html: await res.text() };
-  }
-
-  get = (path: string, headers: Record<string, string> = {}) => this.request(path, { headers });
-
-  post(path: string, fields: Record<string, string | string[]>, headers: Record<string, string> = {}): Promise<Page> {
-    const body = new URLSearchParams();
-    for (const [k, v] of Object.entries(fields)) for (const one of Array.isArray(v) ? v : [v]) body.append(k, one);
-    return this.request(path, { method: "POST", body, headers: { "content-type": "application/x-www-form-urlencoded", ...headers } });
-  }
-
-  /** Loads `path` and posts its form with the CSRF token it carries. */
-  async submit(formPath: string, action: string, fields: Record<string, string | string[]>, headers: Record<string, string> = {}): Promise<Page> {
-    const page = await this.get(formPath);
-    return this.post(action, { _csrf: csrfOf(page.html), ...fields }, headers);
-  }
-}
-
-function csrfOf(html: string): string {
-  const m = /name="_csrf" value="([^"]+)"/.exec(html);
-  if (!m) throw new Error(`no CSRF token in page:\n${html.slice(0, 500)}`);
-  return m[1];
-}
-
-const unescape = (s: string) => s.replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&lt;/g, "<").replace(/&gt;/g, ">").replace(/&amp;/g, "&");
-
-/** The fields a browser would post for the first POST form of a page, as it stands (inputs, checked boxes, selects, textareas). */
-function formFieldsOf(html: string): Record<string, string[]> {
-  const form = html.slice(html.indexOf('<form method="post"', html.indexOf("<main")));
-  const body = form.slice(0, form.indexOf("</form>"));
-  const out: Record<string, string[]> = {};
-  const add = (name: string, value: string) => (out[name] ??= []).push(unescape(value));
-  for (const [tag] of body.matchAll(/<input\b[^>]*>/g)) {
-    const name = /\sname="([^"]*)"/.exec(tag)?.[1];
-    const type = /\stype="([^"]*)"/.exec(tag)?.[1] ?? "text";
-    if (!name || ((type === "checkbox" || type === "radio") && !/\schecked\b/.test(tag))) continue;
-    add(name, /\svalue="([^"]*)"/.exec(tag)?.[1] ?? "");
-  }
-  for (const [, name, options] of body.matchAll(/<select\b[^>]*\sname="([^"]*)"[^>]*>([\s\S]*?)<\/select>/g)) {
-    add(name!, /<option value="([^"]*)" selected>/.exec(options!)?.[1] ?? /<option value="([^"]*)"/.exec(options!)?.[1] ?? "");
-  }
-  // A browser sends a textarea's line breaks as CRLF.
-  for (const [, name, text] of body.matchAll(/<textarea\b[^>]*\sname="([^"]*)"[^>]*>([\s\S]*?)<\/textarea>/g)) add(name!, text!.replace(/\r?\n/g, "\r\n"));
-  return out;
-}
 
 async function signUp(server: TestServer, email: string, password = "correct horse battery"): Promise<Visitor> {
   const v = new Visitor(server.url);
@@ -282,7 +217,7 @@ describe("dashboard (embedded server)", () => {
       url: "https://example.com/same?x=1", slug: "unchanged", expiresAt: "2031-01-01T00:00:45.500Z", startsAt: "2020-01-01T00:00:30Z",
       tags: ["a,b", "c"], folder: "F", maxHits: 9, ogTitle: "T", ogDescription: "line 1\nline 2", serveOg: true,
       rules: [{ kind: "country", match: "de", url: "https://example.de/" }], abUrls: [{ url: "https://a.example.com/", weight: 2.5 }],
-      utmSource: "s", webhookUrl: "https://93.184.216.34/hook",
+      utmSource: "s", webhookUrl: "https://93.184.216.34/hook", expiredUrl: "https://example.com/after", externalId: "same-1",
     };
     expect((await api(server, key).post("/api/v1/links", input)).status).toBe(201);
     const before = (await api(server, key).get("/api/v1/links/unchanged")).body;
