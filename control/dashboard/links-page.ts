@@ -1,16 +1,18 @@
 /**
- * The links table: search, tag/folder/status filters and cursor pagination, all through the same
- * listLinks service the REST API uses (its cursor, its validation).
+ * The links table: search, tag/folder/status/state filters and cursor pagination, all through the same
+ * listLinks service the REST API uses (its cursor, its validation). Each row shows the link's live state.
  */
+import { LINK_STATES, LINK_STATUSES } from "../../shared/enums.ts";
 import { AppError } from "../../shared/errors.ts";
 import type { LinkObject } from "../../shared/schemas.ts";
 import { listLinks } from "../links/service.ts";
 import { htmlResponse } from "./http.ts";
 import { errorsBox, esc, flashBox, fmtDate, layout } from "./layout.ts";
 import type { SignedInCtx } from "./session.ts";
+import { stateBadge, stateLabel, stateReason } from "./state-badge.ts";
 
 const PAGE_SIZE = 25;
-const FILTERS = ["q", "tag", "folder", "status"] as const;
+const FILTERS = ["q", "tag", "folder", "status", "state"] as const;
 type Filters = Record<(typeof FILTERS)[number], string>;
 
 /** The list URL for these filters (and cursor); empty values are left out. */
@@ -34,20 +36,26 @@ function linkRow(l: LinkObject, f: Filters): string {
 <td data-label="Destination" class="target"><a href="${esc(l.target)}" rel="noopener noreferrer" target="_blank">${esc(l.target)}</a></td>
 <td data-label="Tags">${tags || '<span class="muted">—</span>'}</td>
 <td data-label="Folder">${folder}</td>
-<td data-label="Status"><span class="status status-${esc(l.status)}">${esc(l.status)}</span></td>
+<td data-label="State">${stateBadge(l)}${l.state === "live" ? "" : `<br><span class="small muted">${esc(stateReason(l))}</span>`}</td>
 <td data-label="Clicks">${esc(hits)}</td>
 <td data-label="Created">${fmtDate(l.createdAt)}</td>
 <td><a href="${slugPath(l.slug)}/stats">Stats</a> · <a href="${slugPath(l.slug)}/edit">Edit</a> · <a href="${slugPath(l.slug)}/delete">Delete</a></td>
 </tr>`;
 }
 
+/** A filter's select: "any", then each value (as `show` words it), the current one selected. */
+function select(name: "status" | "state", label: string, values: readonly string[], current: string, show: (v: string) => string = (v) => v): string {
+  const option = (v: string, text: string) => `<option value="${esc(v)}"${current === v ? " selected" : ""}>${esc(text)}</option>`;
+  return `<div><label for="${name}">${label}</label><select id="${name}" name="${name}">${option("", "any")}${values.map((v) => option(v, show(v))).join("")}</select></div>`;
+}
+
 function filterForm(f: Filters): string {
-  const status = (s: string, label: string) => `<option value="${s}"${f.status === s ? " selected" : ""}>${label}</option>`;
   return `<form method="get" action="/dashboard/links" class="card filters" role="search">
 <div class="q"><label for="q">Search</label><input id="q" name="q" type="search" value="${esc(f.q)}" placeholder="slug or destination" maxlength="500"></div>
 <div><label for="tag">Tag</label><input id="tag" name="tag" value="${esc(f.tag)}" maxlength="500"></div>
 <div><label for="folder">Folder</label><input id="folder" name="folder" value="${esc(f.folder)}" maxlength="500"></div>
-<div><label for="status">Status</label><select id="status" name="status">${status("", "any")}${status("active", "active")}${status("paused", "paused")}${status("archived", "archived")}</select></div>
+${select("status", "Status", LINK_STATUSES, f.status)}
+${select("state", "State", LINK_STATES, f.state, stateLabel)}
 <div><button type="submit">Filter</button></div></form>`;
 }
 
@@ -67,7 +75,7 @@ export async function linksIndex(ctx: SignedInCtx): Promise<Response> {
   const rows = result.links.map((l) => linkRow(l, f)).join("");
   const empty = filtered || cursor ? "No links match these filters." : 'No links yet. <a href="/dashboard/links/new">Create your first one</a>.';
   const table = result.links.length
-    ? `<table class="responsive"><thead><tr><th>Short link</th><th>Destination</th><th>Tags</th><th>Folder</th><th>Status</th><th>Clicks</th><th>Created</th><th><span class="muted">Actions</span></th></tr></thead><tbody>${rows}</tbody></table>`
+    ? `<table class="responsive"><thead><tr><th>Short link</th><th>Destination</th><th>Tags</th><th>Folder</th><th>State</th><th>Clicks</th><th>Created</th><th><span class="muted">Actions</span></th></tr></thead><tbody>${rows}</tbody></table>`
     : `<p class="card muted">${empty}</p>`;
   const pager = `<nav class="pager" aria-label="Pages">${cursor ? `<a href="${esc(listUrl(f))}">← First page</a>` : "<span></span>"}${
     result.nextCursor ? `<a href="${esc(listUrl(f, result.nextCursor))}">Next page →</a>` : ""}</nav>`;

@@ -38,7 +38,7 @@ button,.btn{font:inherit;display:inline-block;padding:.45rem .9rem;border-radius
 .btn-small{padding:.15rem .5rem;font-size:.85rem}
 .actions{display:flex;flex-wrap:wrap;gap:.5rem;align-items:center;margin-top:1rem}
 .inline{display:inline}
-.grid{display:grid;grid-template-columns:repeat(auto-fit,minmax(15rem,1fr));gap:0 1rem}
+.grid{display:grid;grid-template-columns:repeat(auto-fit,minmax(15rem,1fr));gap:0 1rem}.grid>.wide{grid-column:1/-1}
 fieldset{border:1px solid var(--line);border-radius:var(--radius);padding:.5rem 1rem 1rem;margin:1rem 0;background:var(--card)}
 legend{font-weight:700;padding:0 .4rem}
 .rows .row{display:grid;grid-template-columns:8rem 8rem 1fr;gap:.5rem;margin-top:.5rem}
@@ -50,7 +50,7 @@ legend{font-weight:700;padding:0 .4rem}
 .once{background:var(--warn-bg);border:1px solid #ffd8a8;border-radius:var(--radius);padding:1rem;margin-bottom:1rem}
 .once strong{color:var(--warn)}
 .copyrow{display:flex;gap:.5rem;align-items:center;margin:.5rem 0}.copyrow input{flex:1;min-width:0}
-.filters{display:grid;grid-template-columns:2fr 1fr 1fr 1fr auto;gap:.5rem;align-items:end}
+.filters{display:grid;grid-template-columns:2fr 1fr 1fr 1fr 1fr auto;gap:.5rem;align-items:end}
 .filters label{margin:0 0 .2rem;font-size:.85rem}
 table{width:100%;border-collapse:collapse;background:var(--card);border:1px solid var(--line);border-radius:var(--radius)}
 th,td{text-align:left;padding:.55rem .7rem;border-bottom:1px solid var(--line);vertical-align:top}
@@ -60,6 +60,9 @@ td.target{max-width:22rem;overflow-wrap:anywhere}
 .status{font-size:.8rem;border-radius:4px;padding:.05rem .4rem;background:#e9ecef}
 .status-active{background:#d3f9d8;color:var(--ok)}.status-paused{background:#fff3bf}.status-archived{background:#e9ecef;color:var(--muted)}
 .status-revoked{background:#ffe3e3;color:var(--danger)}
+.state-live{background:#d3f9d8;color:var(--ok)}.state-scheduled{background:#d0ebff;color:#1864ab}
+.state-expired{background:#ffe3e3;color:var(--danger)}.state-limit_reached{background:#ffe8cc;color:var(--warn)}
+.state-paused{background:#fff3bf}.state-archived{background:#e9ecef;color:var(--muted)}
 .pager{display:flex;gap:.75rem;justify-content:space-between;margin-top:1rem}
 .totals{display:grid;grid-template-columns:repeat(auto-fit,minmax(9rem,1fr));gap:1rem}
 .totals .card,.charts .card{margin:0}

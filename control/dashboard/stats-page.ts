@@ -10,6 +10,7 @@ import { htmlResponse } from "./http.ts";
 import { esc, flashBox, fmtDate, layout } from "./layout.ts";
 import { inlineQr, qrDownload } from "./qr.ts";
 import type { SignedInCtx } from "./session.ts";
+import { stateBadge, stateReason } from "./state-badge.ts";
 
 const linkPath = (slug: string) => `/dashboard/links/${encodeURIComponent(slug)}`;
 const capitalise = (s: string) => (s ? s[0].toUpperCase() + s.slice(1) : s);
@@ -29,7 +30,7 @@ function facts(l: LinkObject): string {
   ].filter(Boolean) as string[];
   return `<dl class="facts">
 ${row("Destination", `<a class="mono" href="${esc(l.target)}" rel="noopener noreferrer" target="_blank">${esc(l.target)}</a>`)}
-${row("Status", `<span class="status status-${esc(l.status)}">${esc(l.status)}</span>`)}
+${row("State", `${stateBadge(l)} <span class="small muted">${esc(stateReason(l))}</span>`)}
 ${row("Tags", tags || none)}${row("Folder", folder)}
 ${row("Created", fmtDate(l.createdAt))}
 ${row("Starts", l.startsAt ? fmtDate(l.startsAt) : none)}${row("Expires", l.expiresAt ? fmtDate(l.expiresAt) : none)}
