@@ -291,7 +291,7 @@ export class Metrics {
     this.webhookDeliveries.inc({ result });
   };
 
-  /** For ClickConsumer({ onWritten }). */
+  /** Clicks committed, after each write of the click drain or the writer thread. */
   readonly clicksWritten = (n: number): void => {
     this.written.inc(n);
   };
