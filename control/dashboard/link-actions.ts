@@ -16,6 +16,7 @@ const linkPath = (slug: string) => `/dashboard/links/${encodeURIComponent(slug)}
 function formError(e: unknown): { status: number; detail: string; errors: FieldError[] } | null {
   if (!(e instanceof AppError)) return null;
   if (e.code === "slug_taken") return { status: 409, detail: e.message, errors: [{ path: "/slug", message: "is already taken" }] };
+  if (e.code === "external_id_taken") return { status: 409, detail: e.message, errors: [{ path: "/externalId", message: "is already used by another of your links" }] };
   if (e.code === "invalid_input" || e.code === "slug_reserved") return { status: 400, detail: e.message, errors: e.errors ?? [] };
   return null;
 }
@@ -33,8 +34,9 @@ export async function newLinkPage(ctx: SignedInCtx): Promise<Response> {
 export async function createLinkAction({ ctx, form }: FormCtx<SignedInCtx>): Promise<Response> {
   const values = valuesFromForm(form);
   try {
-    const { link } = await createLink(ctx.deps, ctx.caller, createInputFrom(values));
-    return redirect(`${linkPath(link.slug)}/stats?flash=created`);
+    const { link, created } = await createLink(ctx.deps, ctx.caller, createInputFrom(values));
+    // An externalId that names one of the account's links makes the create an update of that link (the API's upsert).
+    return redirect(`${linkPath(link.slug)}/stats?flash=${created ? "created" : "updated"}`);
   } catch (e) {
     const err = formError(e);
     if (!err) throw e;

@@ -86,6 +86,29 @@ describe("expiredUrl and externalId in the link form", () => {
   });
 });
 
+describe("externalId's upsert and uniqueness in the dashboard", () => {
+  test("a new link naming an existing externalId updates that link, and the dashboard says it was saved", async () => {
+    const { v, key } = await signedIn("upsert@example.com");
+    await v.submit("/dashboard/links/new", "/dashboard/links", { url: "https://example.com/first", slug: "upsert-me", externalId: "dup-1" });
+    const again = await v.submit("/dashboard/links/new", "/dashboard/links", { url: "https://example.com/second", externalId: "dup-1" });
+    expect([again.status, again.headers.get("location")]).toEqual([303, "/dashboard/links/upsert-me/stats?flash=updated"]);
+    const { links } = await jsonOf(await cp.request("GET", "/api/v1/links", { key }));
+    expect(links.map((l: { slug: string; target: string }) => [l.slug, l.target])).toEqual([["upsert-me", "https://example.com/second"]]);
+  });
+
+  test("an edit giving a link another link's externalId is refused in the form with 409, nothing changed", async () => {
+    const { v, key } = await signedIn("unique@example.com");
+    await v.submit("/dashboard/links/new", "/dashboard/links", { url: "https://example.com/a", slug: "has-id", externalId: "taken-1" });
+    await v.submit("/dashboard/links/new", "/dashboard/links", { url: "https://example.com/b", slug: "wants-id" });
+    const edit = await v.get("/dashboard/links/wants-id/edit");
+    const refused = await v.post("/dashboard/links/wants-id/edit", { ...formFieldsOf(edit.html), externalId: "taken-1", folder: "moved" });
+    expect(refused.status).toBe(409);
+    expect(refused.html).toContain("<li>External id: is already used by another of your links</li>");
+    expect(formFieldsOf(refused.html)).toMatchObject({ externalId: ["taken-1"], folder: ["moved"] });
+    expect(await jsonOf(await cp.request("GET", "/api/v1/links/wants-id", { key }))).toMatchObject({ externalId: null, folder: null });
+  });
+});
+
 /** Each row of the links table: its slug, and its state badge's class suffix, tooltip and text. */
 function rowsOf(html: string): Record<string, { state: string; title: string; text: string }> {
   const out: Record<string, { state: string; title: string; text: string }> = {};
