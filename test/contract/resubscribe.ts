@@ -4,7 +4,7 @@
  */
 import { expect } from "bun:test";
 import type { Redis } from "ioredis";
-import type { RedisHotState } from "../../shared/adapters/redis/hot-state.ts";
+import type { HotStateLifecycle, LinkCache } from "../../shared/ports.ts";
 
 export async function waitUntil(check: () => Promise<boolean>, ms = 5_000) {
   const deadline = performance.now() + ms;
@@ -15,7 +15,7 @@ export async function waitUntil(check: () => Promise<boolean>, ms = 5_000) {
 }
 
 /** Drops the pub/sub connections through `admins` (one per node); returns how often onResubscribed fired. */
-export async function dropSubscriberAndRecover(h: RedisHotState, admins: Redis[]): Promise<number> {
+export async function dropSubscriberAndRecover(h: LinkCache & HotStateLifecycle, admins: Redis[]): Promise<number> {
   const invalidated: string[] = [];
   let resubscribed = 0;
   h.onLinkInvalidated((key) => invalidated.push(key));
