@@ -61,6 +61,12 @@ export function choicesOf(f: FormField): string[] {
   return members.map((m) => m.const).filter((c): c is string => typeof c === "string");
 }
 
+/** How many rows a rows field takes: the maxItems of its input schema's array (the API refuses more). */
+export function maxRowsOf(f: FormField): number {
+  const members = (f.input.schema as { anyOf?: { maxItems?: number }[] }).anyOf ?? [f.input.schema as { maxItems?: number }];
+  return members.find((m) => typeof m.maxItems === "number")?.maxItems ?? 100;
+}
+
 /** Names the rows are posted under, one per column, repeated once per row. */
 export const RULE_ROW = { kind: "rule_kind", match: "rule_match", url: "rule_url" } as const;
 export const AB_ROW = { url: "ab_url", weight: "ab_weight" } as const;

@@ -9,7 +9,7 @@ import { DEVICE_MATCHES, listed, RULE_KINDS } from "../../shared/enums.ts";
 import type { FieldError } from "../../shared/errors.ts";
 import type { FormSection, FormWidget } from "../../shared/link-fields.ts";
 import { csrfField, errorsBox, esc, fieldErrors } from "./layout.ts";
-import { AB_ROW, choicesOf, FORM_FIELDS, RULE_ROW, sentAs, type AbRow, type FormField, type LinkFormValues, type RuleRow } from "./link-form-input.ts";
+import { AB_ROW, choicesOf, FORM_FIELDS, maxRowsOf, RULE_ROW, sentAs, type AbRow, type FormField, type LinkFormValues, type RuleRow } from "./link-form-input.ts";
 
 export interface LinkFormOptions {
   mode: "create" | "edit";
@@ -38,12 +38,12 @@ export const FORM_SECTIONS: Record<FormSection, { legend: string; hint?: string;
 };
 
 /**
- * Row widgets: what a row and its columns are called in messages ("Rule 2 URL"), the name of its box (the script's
- * "Add a row" finds it by that) and how many rows the API takes.
+ * Row widgets: what a row and its columns are called in messages ("Rule 2 URL") and the name of its box (the
+ * script's "Add a row" finds it by that).
  */
 const ROWS = {
-  ruleRows: { noun: "Rule", columns: { kind: "kind", match: "match", url: "URL" }, box: "rules", max: 50 },
-  abRows: { noun: "Variant", columns: { url: "URL", weight: "weight" }, box: "ab", max: 10 },
+  ruleRows: { noun: "Rule", columns: { kind: "kind", match: "match", url: "URL" }, box: "rules" },
+  abRows: { noun: "Variant", columns: { url: "URL", weight: "weight" }, box: "ab" },
 } as const;
 const BLANK_ROWS = 2;
 
@@ -101,8 +101,10 @@ function abRow(a: AbRow, i: number, c: Ctx): string {
 <input name="${AB_ROW.weight}" value="${esc(a.weight)}" inputmode="decimal" placeholder="weight" aria-label="Variant ${i + 1} weight"></div>${rowErrors(c.errors, c.path, i, ROWS.abRows.noun)}`;
 }
 
-function rows<T>(widget: keyof typeof ROWS, items: T[], blank: T, render: (item: T, i: number) => string): string {
-  const { box, max } = ROWS[widget];
+/** The field's rows and blank ones to fill in, up to as many as the API takes. */
+function rows<T>(f: FormField, widget: keyof typeof ROWS, items: T[], blank: T, render: (item: T, i: number) => string): string {
+  const { box } = ROWS[widget];
+  const max = maxRowsOf(f);
   const all = [...items];
   for (let i = 0; i < BLANK_ROWS && all.length < max; i++) all.push(blank);
   return `<div class="rows${box === "ab" ? " ab" : ""}" data-rows="${box}" data-max="${max}">${all.map(render).join("")}</div>
@@ -136,9 +138,9 @@ const RENDER: Record<FormWidget, (f: FormField, c: Ctx) => string> = {
   textarea: (f, c) =>
     `${labelOf(f)}<textarea id="f-${f.posted}" name="${f.posted}" ${f.form.attrs ?? ""}>${esc(c.values.fields[f.name])}</textarea>${fieldErrors(c.errors, c.path)}`,
   ruleRows: (f, c) =>
-    `${fieldErrors(c.errors, c.path)}${rows("ruleRows", c.values.fields[f.name] as RuleRow[], { kind: RULE_KINDS[0], match: "", url: "" }, (r, i) => ruleRow(r, i, c))}`,
+    `${fieldErrors(c.errors, c.path)}${rows(f, "ruleRows", c.values.fields[f.name] as RuleRow[], { kind: RULE_KINDS[0], match: "", url: "" }, (r, i) => ruleRow(r, i, c))}`,
   abRows: (f, c) =>
-    `${fieldErrors(c.errors, c.path)}${rows("abRows", c.values.fields[f.name] as AbRow[], { url: "", weight: "" }, (a, i) => abRow(a, i, c))}`,
+    `${fieldErrors(c.errors, c.path)}${rows(f, "abRows", c.values.fields[f.name] as AbRow[], { url: "", weight: "" }, (a, i) => abRow(a, i, c))}`,
 };
 
 /** Widgets that take the section's whole width; the rest share its grid. The required field (the target) too. */

@@ -124,6 +124,12 @@ describe("the form's fields are the declared fields with a form entry", () => {
     expect(select).toContain('<option value="active" selected>');
   });
 
+  test("rows are offered up to the number the API takes (the input schema's maxItems)", () => {
+    const html = createForm();
+    expect(html).toContain('data-rows="rules" data-max="50"');
+    expect(html).toContain('data-rows="ab" data-max="10"');
+  });
+
   test("error labels come from the declaration: both names of a field, and the row columns", () => {
     for (const f of FORM_FIELDS) {
       expect(FIELD_LABELS[`/${f.createAs}`]).toEqual(expect.any(String));
