@@ -5,67 +5,14 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { sha256Hex } from "../../shared/ids.ts";
+import { csrfOf, formFieldsOf, Visitor } from "../helpers/dashboard-visitor.ts";
 import { BASE_URL, jsonOf, passwordOf, startControlPlane, type InProcessControlPlane } from "../helpers/in-process.ts";
 
 const XSS = "<img src=x onerror=alert(1)>";
 const XSS_ESCAPED = "&lt;img src=x onerror=alert(1)&gt;";
 
-interface Page { status: number; headers: Headers; html: string; setCookies: string[] }
-
-/** A visitor keeping cookies as a browser does, posting forms, never following redirects. */
-function visitor(cp: InProcessControlPlane) {
-  const cookies = new Map<string, string>();
-  async function request(path: string, init: RequestInit = {}): Promise<Page> {
-    const headers = new Headers(init.headers);
-    if (cookies.size) headers.set("cookie", [...cookies].map(([k, v]) => `${k}=${v}`).join("; "));
-    const res = await cp.handle(new Request(`${BASE_URL}${path}`, { ...init, headers }));
-    const setCookies = res.headers.getSetCookie();
-    for (const c of setCookies) {
-      const [name, value] = c.split(";")[0].split("=");
-      if (value === "" || /Max-Age=0/i.test(c)) cookies.delete(name);
-      else cookies.set(name, value);
-    }
-    return { status: res.status, headers: res.headers, html: await res.text(), setCookies };
-  }
-  const get = (path: string) => request(path);
-  const post = (path: string, fields: Record<string, string | string[]>, headers: Record<string, string> = {}) => {
-    const body = new URLSearchParams();
-    for (const [k, v] of Object.entries(fields)) for (const one of [v].flat()) body.append(k, one);
-    return request(path, { method: "POST", body, headers: { "content-type": "application/x-www-form-urlencoded", ...headers } });
-  };
-  /** Loads `formPath` and posts to `action` with the CSRF token the page carries. */
-  const submit = async (formPath: string, action: string, fields: Record<string, string | string[]>, headers: Record<string, string> = {}) =>
-    post(action, { _csrf: csrfOf((await get(formPath)).html), ...fields }, headers);
-  return { cookies, get, post, submit };
-}
-type Visitor = ReturnType<typeof visitor>;
-
-function csrfOf(html: string): string {
-  const m = /name="_csrf" value="([^"]+)"/.exec(html);
-  if (!m) throw new Error(`no CSRF token in page:\n${html.slice(0, 500)}`);
-  return m[1];
-}
-
-const unescape = (s: string) => s.replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&lt;/g, "<").replace(/&gt;/g, ">").replace(/&amp;/g, "&");
-
-/** What a browser posts for the first POST form in a page's main part, as it stands: inputs, checked boxes, selects, textareas. */
-function formFieldsOf(html: string): Record<string, string[]> {
-  const start = html.indexOf('<form method="post"', html.indexOf("<main"));
-  const form = html.slice(start, html.indexOf("</form>", start));
-  const out: Record<string, string[]> = {};
-  const add = (name: string, value: string) => (out[name] ??= []).push(unescape(value));
-  for (const [tag] of form.matchAll(/<input\b[^>]*>/g)) {
-    const attr = (a: string) => new RegExp(`\\s${a}="([^"]*)"`).exec(tag)?.[1];
-    const type = attr("type") ?? "text";
-    if (attr("name") && !((type === "checkbox" || type === "radio") && !/\schecked\b/.test(tag))) add(attr("name")!, attr("value") ?? "");
-  }
-  for (const [, name, options] of form.matchAll(/<select\b[^>]*\sname="([^"]*)"[^>]*>([\s\S]*?)<\/select>/g)) {
-    add(name!, (/<option value="([^"]*)" selected>/.exec(options!) ?? /<option value="([^"]*)"/.exec(options!))?.[1] ?? "");
-  }
-  // A browser sends a textarea's line breaks as CRLF.
-  for (const [, name, text] of form.matchAll(/<textarea\b[^>]*\sname="([^"]*)"[^>]*>([\s\S]*?)<\/textarea>/g)) add(name!, text!.replace(/\r?\n/g, "\r\n"));
-  return out;
-}
+/** A cookie-keeping visitor whose requests go to this control plane's app. */
+const visitor = (c: InProcessControlPlane) => new Visitor(BASE_URL, (request) => c.handle(request));
 
 const rowsOf = (html: string) => html.match(/data-label="Short link"/g)?.length ?? 0;
 
@@ -103,7 +50,7 @@ describe("sessions", () => {
     const v = visitor(cp);
     const res = await v.submit("/dashboard/signup", "/dashboard/signup", { email: "Flags@Example.com", password: "password-1234" }, { "x-forwarded-proto": "https" });
     expect([res.status, res.headers.get("location")]).toEqual([303, "/dashboard/links?flash=welcome"]);
-    const cookie = res.setCookies.find((c) => c.startsWith("clink_session="))!;
+    const cookie = v.setCookies.find((c) => c.startsWith("clink_session="))!;
     expect(cookie.split("; ").slice(1)).toEqual(["Path=/dashboard", "HttpOnly", "SameSite=Lax", "Max-Age=1209600", "Secure"]);
     expect((await cp.deps.store.getAccountByEmail("flags@example.com"))!.email).toBe("flags@example.com");
     const links = await v.get(res.headers.get("location")!);
@@ -127,8 +74,8 @@ describe("sessions", () => {
     const v = visitor(cp);
     const wrong = await v.submit("/dashboard/signin", "/dashboard/signin", { email: "plain@example.com", password: "not-it" });
     expect([wrong.status, wrong.html.includes("Wrong email or password."), v.cookies.has("clink_session")]).toEqual([401, true, false]);
-    const right = await v.submit("/dashboard/signin", "/dashboard/signin", { email: "plain@example.com", password: passwordOf("plain@example.com") });
-    expect(right.setCookies.find((c) => c.startsWith("clink_session="))).not.toContain("Secure");
+    await v.submit("/dashboard/signin", "/dashboard/signin", { email: "plain@example.com", password: passwordOf("plain@example.com") });
+    expect(v.setCookies.find((c) => c.startsWith("clink_session="))).not.toContain("Secure");
   });
 
   test("sign-out ends the session for a copied cookie too, and leaves other sessions alone", async () => {
