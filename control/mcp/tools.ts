@@ -60,9 +60,8 @@ const SlugInput = T.Object({ slug: Slug }, strict);
 const BulkCreateToolInput = T.Object(
   {
     links: T.Array(CreateLinkInput, {
-      minItems: 1,
       maxItems: links.BULK_MAX,
-      description: `1-${links.BULK_MAX} links to create, each with the same fields as create_link.`,
+      description: `Up to ${links.BULK_MAX} links to create, each with the same fields as create_link (an empty list creates nothing).`,
     }),
   },
   strict,
