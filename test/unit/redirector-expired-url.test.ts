@@ -1,8 +1,8 @@
 /**
  * expiredUrl: a gone link (archived, expired or at its click limit) that names one sends its visitors there with a
  * 302 instead of the 410 page. Such a redirect is not a click: not counted, no hit taken, no webhook. Paused links
- * stay 404 and links not yet started 425. The API cannot set expiredUrl yet, so these tests put compiled links,
- * made from links the API created, where the redirector reads them.
+ * stay 404 and links not yet started 425. Most tests put compiled links, made from links the API created, where
+ * the redirector reads them, so they hold whatever the API does with the field; one sets it through the API.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { CompiledLink } from "../../shared/link.ts";
@@ -79,6 +79,11 @@ describe("a gone link with an expiredUrl redirects there, and it is not a click"
     expect(post.headers.get("set-cookie")).toBeNull();
     expect(await traces(link)).toEqual({ clicks: 0, webhooks: 0, counter: null });
   });
+});
+
+test("an expiredUrl set through the API reaches the redirector", async () => {
+  const slug = await h.createLink({ url: "https://example.com/api-set", status: "archived", expiredUrl: OUT });
+  expectRedirect(await h.visit(slug), OUT);
 });
 
 describe("what expiredUrl does not change", () => {
