@@ -5,7 +5,7 @@
 import type { Server } from "bun";
 import type { Config } from "../shared/config.ts";
 import type { CountryLookup } from "../shared/facts/geo.ts";
-import type { ClickQueue, HotState, LinkStore } from "../shared/ports.ts";
+import type { ClickIntake, HotState, LinkStore } from "../shared/ports.ts";
 import type { WebhookSender } from "../shared/webhooks/sender.ts";
 import { ClickBuffer, type ClickBufferOptions } from "./click-buffer.ts";
 import { createClickRecorder } from "./click-event.ts";
@@ -23,7 +23,7 @@ export interface RedirectorDeps {
   countryLookup: CountryLookup | null;
   webhooks: WebhookSender;
   /** Where click batches go (default: HotState's queue). The embedded default passes its writer thread. */
-  clickQueue?: ClickQueue;
+  clickQueue?: ClickIntake;
   clickBuffer?: ClickBufferOptions;
 }
 
