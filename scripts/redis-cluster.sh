@@ -2,6 +2,8 @@
 # Starts a throwaway 3-master Redis Cluster on 127.0.0.1:7001-7003 for the Cluster contract tests
 # (REDIS_CLUSTER_NODES=127.0.0.1:7001,127.0.0.1:7002,127.0.0.1:7003). Idempotent: a healthy cluster is
 # left alone, missing nodes are started, and a cluster that never formed is created. Nothing is persisted.
+# `npm test` does not need it (the test setup starts a private cluster per run, test/setup/redis-cluster.ts); it
+# is for a cluster that outlives runs: name it in REDIS_CLUSTER_NODES_TEST and the test setup uses it.
 set -euo pipefail
 
 DIR=/tmp/clink-cluster

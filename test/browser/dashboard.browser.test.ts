@@ -5,12 +5,12 @@
  * Then the same pages at a phone's width. Screenshots of every page go to test/artifacts/dashboard/.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
 import { api, REPO_ROOT, startServer, type TestServer } from "../helpers/server.ts";
+import { chromiumExecutable } from "../setup/chromium.ts";
 
-const CHROMIUM = "/usr/bin/chromium";
 const ARGS = [
   "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-quic", "--no-first-run",
   "--disable-component-update", "--disable-sync",
@@ -56,11 +56,12 @@ describe("dashboard in chromium", () => {
   const problems: string[] = [];
 
   beforeAll(async () => {
-    if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get update && apt-get install -y chromium`);
+    // The test setup installed it, or says why it could not.
+    const executablePath = chromiumExecutable();
     mkdirSync(ARTIFACTS, { recursive: true });
     server = await startServer({ env: { COUNTRY_HEADER: "cf-ipcountry" } });
     destination = startDestination();
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS });
+    browser = await chromium.launch({ executablePath, args: ARGS });
     desktop = await browser.newContext({ viewport: { width: 1280, height: 900 }, userAgent: DESKTOP_UA });
     await desktop.grantPermissions(["clipboard-read", "clipboard-write"], { origin: server.url });
     page = await desktop.newPage();

@@ -10,8 +10,9 @@
  *   await fetch(`${d.redirectors[1].url}/abc`, { redirect: "manual" });
  *   await d.stop();                        // every process, then the schema and the keys are removed
  *
- * Services come from DATABASE_URL_TEST, REDIS_URL_TEST and REDIS_CLUSTER_NODES_TEST (as .ci/run exports
- * them), defaulting to the local ones. A missing service fails the test with its address: never skipped.
+ * Services come from DATABASE_URL_TEST, REDIS_URL_TEST and REDIS_CLUSTER_NODES_TEST, which the test setup
+ * (test/setup/services.ts) exports: the local Postgres and Redis, and a Redis Cluster it started unless one was
+ * named. A missing service fails the test with its address: never skipped.
  */
 import type { Subprocess } from "bun";
 import { rmSync } from "node:fs";
@@ -19,6 +20,7 @@ import { join } from "node:path";
 import { Cluster, Redis } from "ioredis";
 import postgres from "postgres";
 import { createRedisHotState } from "../../shared/adapters/redis/hot-state.ts";
+import { CLUSTER_PROBLEM_VAR } from "../setup/redis-cluster.ts";
 import { createKey as runCreateKey, freePort, makeTempDir, startServer, type TestServer } from "./server.ts";
 
 export const PG_URL = process.env.DATABASE_URL_TEST || process.env.DATABASE_URL || "postgres://postgres@127.0.0.1:5432/test";
@@ -86,7 +88,8 @@ export async function requireCluster(nodes = CLUSTER_NODES): Promise<void> {
     const info = await c.cluster("INFO");
     if (!String(info).includes("cluster_state:ok")) throw new Error("cluster_state is not ok");
   } catch (err) {
-    throw new Error(`Redis Cluster is unusable at ${nodes} (run scripts/redis-cluster.sh; set REDIS_CLUSTER_NODES_TEST): ${(err as Error).message}`);
+    const setup = process.env[CLUSTER_PROBLEM_VAR] ?? "the test setup starts one unless REDIS_CLUSTER_NODES_TEST names it";
+    throw new Error(`Redis Cluster is unusable at ${nodes} (${setup}): ${(err as Error).message}`);
   } finally {
     c.disconnect();
   }
