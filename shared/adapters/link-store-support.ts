@@ -92,3 +92,16 @@ export function foldTotals(rows: TotalRow[], hourly: { hour: number; clicks: num
     hourly: hourly.map((h) => ({ hour: Number(h.hour), clicks: Number(h.clicks) })).filter((h) => h.clicks > 0),
   };
 }
+
+/**
+ * The distinct link domains, sorted, as a loose index scan: each step asks the (domain, slug) index for the next
+ * domain after the previous one, so the cost grows with the number of domains, not of links (a plain DISTINCT
+ * reads every index entry). The same SQL runs on SQLite and Postgres.
+ */
+export const LINK_DOMAINS_SQL = `
+  WITH RECURSIVE d(domain) AS (
+    SELECT min(domain) FROM links
+    UNION ALL
+    SELECT (SELECT min(l.domain) FROM links l WHERE l.domain > d.domain) FROM d WHERE d.domain IS NOT NULL
+  )
+  SELECT domain FROM d WHERE domain IS NOT NULL`;

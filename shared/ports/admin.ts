@@ -12,6 +12,14 @@ export interface AdminStore {
   /** Migrations this code knows that the database has not applied yet (0: schema current). Readiness. */
   pendingMigrations(): Promise<number>;
   /**
+   * The distinct domains that hold at least one link, sorted. Start-up compares them with BASE_URL's host: links
+   * are keyed by domain, so a changed BASE_URL (or PORT without BASE_URL) leaves every existing link unreachable.
+   * Reads the (domain, slug) index one domain at a time: as cheap with millions of links as with ten.
+   */
+  linkDomains(): Promise<string[]>;
+  /** Whether any account exists (start-up says how to create the first key only when none does). */
+  hasAccounts(): Promise<boolean>;
+  /**
    * Every account, API key (hashes only), link and click rollup, in that order (owners before what they own),
    * from one consistent snapshot. Sessions and raw clicks are not exported. For `npm run export`.
    */

@@ -70,6 +70,29 @@ export function runAdminContract(ctx: StoreContext): void {
       expect(await store.pendingMigrations()).toBe(0);
     });
 
+    test("linkDomains() lists each domain holding a link once, sorted, and drops one whose last link is deleted", async () => {
+      const accountId = await newAccount();
+      const tag = uid().slice(0, 8);
+      const [early, late] = [`a-${tag}.example`, `z-${tag}.example`];
+      const onLate = [linkFor(accountId, { domain: late }), linkFor(accountId, { domain: late })];
+      const onEarly = linkFor(accountId, { domain: early });
+      await insertOk([...onLate, onEarly]);
+
+      const domains = await store.linkDomains();
+      expect(domains).toEqual([...new Set(domains)].sort());
+      expect(domains.filter((d) => d === late)).toHaveLength(1);
+      expect(domains.indexOf(early)).toBeLessThan(domains.indexOf(late));
+
+      await store.deleteLink(onEarly.id);
+      expect(await store.linkDomains()).not.toContain(early);
+      expect(await store.linkDomains()).toContain(late);
+    });
+
+    test("hasAccounts() is true once an account exists", async () => {
+      await newAccount();
+      expect(await store.hasAccounts()).toBe(true);
+    });
+
     test("exportAll yields every account, key, link and rollup with every field, owners first", async () => {
       const { accountId, key, link } = await populated();
       const records = await exportAll();

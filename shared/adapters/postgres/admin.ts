@@ -6,6 +6,7 @@ import { API_KEY_COLUMNS } from "./keys.ts";
 import { LINK_COLUMN_LIST, postgresRowToLink } from "../link-columns.ts";
 import { insertLinkRows } from "./links.ts";
 import { POSTGRES_MIGRATIONS, applyPostgresMigrations } from "./migrations.ts";
+import { LINK_DOMAINS_SQL } from "../link-store-support.ts";
 
 export function postgresAdmin(c: PostgresConnection): AdminStore {
   return {
@@ -31,6 +32,17 @@ export function postgresAdmin(c: PostgresConnection): AdminStore {
         const rows = await c.sql<{ version: number }[]>`SELECT version FROM schema_migrations`;
         const done = new Set(rows.map((r) => r.version));
         return POSTGRES_MIGRATIONS.filter((m) => !done.has(m.version)).length;
+      });
+    },
+
+    linkDomains(): Promise<string[]> {
+      return c.run(async () => (await c.sql.unsafe<{ domain: string }[]>(LINK_DOMAINS_SQL)).map((r) => r.domain));
+    },
+
+    hasAccounts(): Promise<boolean> {
+      return c.run(async () => {
+        const [row] = await c.sql<{ any: boolean }[]>`SELECT EXISTS (SELECT 1 FROM accounts) AS "any"`;
+        return row.any;
       });
     },
 

@@ -8,6 +8,7 @@ import { API_KEY_COLUMNS } from "./keys.ts";
 import { LINK_COLUMN_LIST, LINK_COLUMNS, sqliteInsertValues, sqliteRowToLink } from "../link-columns.ts";
 import { LINK_SELECT } from "./links.ts";
 import { SQLITE_MIGRATIONS, applySqliteMigrations } from "./migrations.ts";
+import { LINK_DOMAINS_SQL } from "../link-store-support.ts";
 
 export function sqliteAdmin(c: SqliteConnection): AdminStore {
   return {
@@ -31,6 +32,14 @@ export function sqliteAdmin(c: SqliteConnection): AdminStore {
         return SQLITE_MIGRATIONS.length; // no bookkeeping table: nothing applied yet
       }
       return SQLITE_MIGRATIONS.filter((m) => !done.has(m.version)).length;
+    },
+
+    async linkDomains(): Promise<string[]> {
+      return c.st<{ domain: string }>(LINK_DOMAINS_SQL).all().map((r) => r.domain);
+    },
+
+    async hasAccounts(): Promise<boolean> {
+      return c.st<{ any: number }>(`SELECT EXISTS (SELECT 1 FROM accounts) AS "any"`).get()?.any === 1;
     },
 
     /**
