@@ -5,7 +5,7 @@
  * A healthy cluster named in REDIS_CLUSTER_NODES_TEST is used as is. Browser tests fail, not skip, with the
  * setup's reason when there is no Chromium. Plus the setup's decisions: which files a run has, the slots, apt-get.
  */
-import { describe, expect, test } from "bun:test";
+import { afterEach, describe, expect, test } from "bun:test";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { REPO_ROOT } from "../helpers/server.ts";
@@ -15,6 +15,12 @@ import { clusterProblem, slotRanges } from "../setup/redis-cluster.ts";
 import { inTestDirs, selectTestFiles } from "../setup/select.ts";
 
 const PROBE = "./test/e2e/fixtures/cluster-probe.ts";
+
+/** Probe runs of the current test: one a failed expectation left running is killed (its cluster goes with it). */
+const probes: Array<ReturnType<typeof Bun.spawn>> = [];
+afterEach(() => {
+  for (const proc of probes.splice(0)) proc.kill("SIGKILL");
+});
 
 interface ProbeRun {
   proc: ReturnType<typeof Bun.spawn>;
@@ -28,6 +34,7 @@ function runProbe(end: "pass" | "fail" | "hang", env: Record<string, string | un
   const merged: Record<string, string> = {};
   for (const [k, v] of Object.entries({ ...process.env, PROBE_END: end, ...env })) if (v !== undefined) merged[k] = v;
   const proc = Bun.spawn([process.execPath, "test", PROBE], { cwd: REPO_ROOT, env: merged, stdout: "pipe", stderr: "pipe" });
+  probes.push(proc);
   let text = "";
   let found: (line: string) => void;
   const line = new Promise<string>((resolve) => (found = resolve));
