@@ -8,6 +8,7 @@ import { AppError, invalidInput, type FieldError } from "./errors.ts";
 import { isCountryCode } from "./facts/countries.ts";
 import { headerSafeUrl } from "./link.ts";
 import { linkFieldEntries, type AbVariant, type InputRule, type LinkRecord, type Rule } from "./link-fields.ts";
+import { parseIp } from "./net/ip.ts";
 import { CreateLinkInput, UpdateLinkInput } from "./schemas.ts";
 import { parseIsoDateTime } from "./time.ts";
 import { schemaErrors } from "./validation.ts";
@@ -23,10 +24,69 @@ const CONTROL_CHARACTER = /[\x00-\x1f\x7f]/;
 const EXTERNAL_ID = /^[\x21-\x7e]{1,200}$/;
 const EXTERNAL_ID_EXCLUDED = /[/?#%\\]/;
 
+/**
+ * A destination must be spelled `scheme://host…`: a browser resolves `http:/x`, `http:x` or `http:\x` against the
+ * short address that sent it there (`http:/abc` on http://s.test/abc is that same address), and reads `http:///x`
+ * like `http://x`. Nothing but this spelling is as absolute to a browser as it is to us.
+ */
+const SCHEME_AND_AUTHORITY = /^https?:\/\/[^/\\]/i;
+/** Browsers read a backslash before the query as `/` (in the host, the path), so the address would not say where it goes. */
+const BACKSLASH_BEFORE_QUERY = /^[^?#]*\\/;
+
+/** The service's own hosts as `hostKey` keys (normalised `host:port`); a destination there would loop. */
+export type OwnHosts = ReadonlySet<string>;
+
 export interface InputContext {
-  /** Hosts of this service's own short addresses; destinations there would loop. */
-  ownHosts: string[];
+  ownHosts: OwnHosts;
 }
+
+const DEFAULT_PORT: Record<string, number> = { "http:": 80, "https:": 443 };
+/** What every loopback spelling compares as: on a local base they all reach this machine. */
+const LOOPBACK = "localhost";
+
+/** Whether a URL's hostname (bracketed for IPv6, no trailing dot) names this machine's loopback. */
+function isLoopbackName(host: string): boolean {
+  if (host === LOOPBACK || host.endsWith(".localhost")) return true;
+  const ip = parseIp(host.startsWith("[") ? host.slice(1, -1) : host);
+  if (ip === null) return false;
+  // 127.0.0.0/8 (and its IPv4-mapped form, which parseIp unpacks), 0.0.0.0; ::1 and ::.
+  if (ip.v === 4) return ip.n >>> 24 === 127 || ip.n === 0;
+  return ip.w.every((x, i) => x === 0 || (i === 7 && x === 1));
+}
+
+/**
+ * The host of a parsed http(s) URL as the own-address check compares it: the URL parser has already lower-cased
+ * it, decoded percent escapes, mapped it to punycode and read numeric IPv4 forms; here trailing dots go, every
+ * loopback spelling becomes `localhost`, and the port is explicit (`s.test:80`).
+ */
+export function hostKey(u: URL): string {
+  let host = u.hostname;
+  while (host.endsWith(".")) host = host.slice(0, -1);
+  if (isLoopbackName(host)) host = LOOPBACK;
+  return `${host}:${u.port === "" ? DEFAULT_PORT[u.protocol] : u.port}`;
+}
+
+/**
+ * Every address the service answers its short addresses on, from its base URLs (the default domain, custom domains
+ * once they exist) and the port it listens on. A base on a default port also owns the other one (http is commonly
+ * upgraded to https on the same name); a local base (localhost, a loopback address) owns every loopback name at its
+ * port and at the listening port, since a visitor on this machine reaches the service through any of them.
+ */
+export function ownHostsOf(baseUrls: readonly string[], listenPort: number): OwnHosts {
+  const own = new Set<string>();
+  for (const base of baseUrls) {
+    const u = new URL(base);
+    const key = hostKey(u);
+    own.add(key);
+    const host = key.slice(0, key.lastIndexOf(":"));
+    if (u.port === "") for (const port of Object.values(DEFAULT_PORT)) own.add(`${host}:${port}`);
+    if (host === LOOPBACK) own.add(`${LOOPBACK}:${listenPort}`);
+  }
+  return own;
+}
+
+/** Whether a parsed http(s) address is one of the service's own. */
+export const isOwnHost = (u: URL, own: OwnHosts): boolean => own.has(hostKey(u));
 
 /** Fields set only by the service, never by a create or update input. */
 type ServiceFields = "id" | "accountId" | "domain" | "slug" | "createdAt" | "updatedAt" | "hits" | "passwordHash" | "webhookSecret";
@@ -55,8 +115,9 @@ export function checkAddress(value: string, path: string, ctx: InputContext, out
     return void out.add(path, "must be an absolute http or https URL");
   }
   if (u.protocol !== "http:" && u.protocol !== "https:") return void out.add(path, "must use http or https");
-  if (!u.hostname) return void out.add(path, "must have a host");
-  if (ctx.ownHosts.includes(u.host.toLowerCase())) return void out.add(path, "must not point to this service's short addresses");
+  if (!u.hostname || !SCHEME_AND_AUTHORITY.test(value)) return void out.add(path, "must be an absolute http or https URL with a host (https://host/...)");
+  if (BACKSLASH_BEFORE_QUERY.test(value)) return void out.add(path, "must not contain a backslash before its query (browsers read it as /)");
+  if (isOwnHost(u, ctx.ownHosts)) return void out.add(path, "must not point to this service's short addresses");
   const safe = headerSafeUrl(value);
   if (safe.length > 2048) return void out.add(path, "must be at most 2048 characters once encoded");
   return safe;

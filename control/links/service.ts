@@ -7,7 +7,7 @@ import { randomSlug, newId } from "../../shared/ids.ts";
 import { hashPassword } from "../../shared/passwords.ts";
 import { LINK_STATES, LINK_STATUSES, isOneOf, listed } from "../../shared/enums.ts";
 import { compileLink, linkKey, newLinkRecord, toLinkObject, type LinkRecord } from "../../shared/link.ts";
-import { checkSlug, validateLinkInput, type InputContext, type LinkChanges } from "../../shared/link-input.ts";
+import { checkSlug, ownHostsOf, validateLinkInput, type InputContext, type LinkChanges } from "../../shared/link-input.ts";
 import { BulkCreateInput, type CreateLinkInput, type LinkObject, type UpdateLinkInput } from "../../shared/schemas.ts";
 import { validate } from "../../shared/validation.ts";
 import { generateWebhookSecret } from "../../shared/webhooks/sign.ts";
@@ -16,8 +16,13 @@ import type { Caller, Deps } from "../deps.ts";
 
 export const BULK_MAX = 500;
 
+/** One per configuration: the own hosts are worked out once, not per request. */
+const inputContexts = new WeakMap<Deps["config"], InputContext>();
+
 function inputContext(deps: Deps): InputContext {
-  return { ownHosts: [deps.config.defaultDomain] };
+  let ctx = inputContexts.get(deps.config);
+  if (ctx === undefined) inputContexts.set(deps.config, (ctx = { ownHosts: ownHostsOf([deps.config.baseUrl], deps.config.port) }));
+  return ctx;
 }
 
 /** Webhook targets must not reach private networks (design §8 SSRF), checked when they are set. */

@@ -7,7 +7,7 @@
 import { describe, expect, test } from "bun:test";
 import { LINK_STATUSES } from "../../shared/enums.ts";
 import { linkFieldEntries, type FormWidget } from "../../shared/link-fields.ts";
-import { validateLinkInput } from "../../shared/link-input.ts";
+import { ownHostsOf, validateLinkInput } from "../../shared/link-input.ts";
 import { newLinkRecord, toLinkObject } from "../../shared/link.ts";
 import type { CreateLinkInput, LinkObject, UpdateLinkInput } from "../../shared/schemas.ts";
 import { FIELD_LABELS, FORM_SECTIONS, linkForm } from "../../control/dashboard/link-form.ts";
@@ -78,7 +78,7 @@ const emptied = (fields: Record<string, string[]>, f: FormField) =>
   ({ ...fields, ...Object.fromEntries(namesOf(f).map((n) => [n, (fields[n] ?? []).map(() => "")])) });
 const bodyOf = (entries: [string, unknown][]) => Object.fromEntries(entries.filter(([, v]) => v !== OMIT));
 
-const CTX = { ownHosts: ["clink.test"] };
+const CTX = { ownHosts: ownHostsOf(["http://clink.test"], 3000) };
 
 /** A link whose every form field holds its widget's sample, as the API shows it. */
 function sampleLink(): LinkObject {

@@ -1,10 +1,10 @@
 import { describe, expect, test } from "bun:test";
 import { AppError } from "../../shared/errors.ts";
-import { checkSlug, normaliseChanges, parseFlag } from "../../shared/link-input.ts";
+import { checkSlug, isOwnHost, normaliseChanges, ownHostsOf, parseFlag, type InputContext } from "../../shared/link-input.ts";
 import { CreateLinkInput } from "../../shared/schemas.ts";
 import { schemaErrors } from "../../shared/validation.ts";
 
-const ctx = { ownHosts: ["s.test"] };
+const ctx: InputContext = { ownHosts: ownHostsOf(["http://s.test"], 3000) };
 
 function errorOf(fn: () => unknown): AppError {
   try {
@@ -43,6 +43,89 @@ describe("normaliseChanges: addresses", () => {
       else expect(errorOf(() => normaliseChanges({ url }, ctx, "create")).errors?.[0].path).toBe("/url");
     });
   }
+});
+
+/** The message a create with this `url` is refused with at /url, or null when it is accepted. */
+function refusalOf(url: string, c: InputContext = ctx): string | null {
+  try {
+    normaliseChanges({ url }, c, "create");
+    return null;
+  } catch (e) {
+    if (!(e instanceof AppError)) throw e;
+    expect(e.code).toBe("invalid_input");
+    expect(e.errors?.map((x) => x.path)).toEqual(["/url"]);
+    return e.errors![0].message;
+  }
+}
+
+describe("addresses as a browser resolves them", () => {
+  // A browser resolves these against the short address it was sent from: `http:/abc` on http://s.test/abc is
+  // http://s.test/abc again, a link that redirects to itself.
+  const relative = ["http:/s-slug", "http:s-slug", "HTTP:/s-slug", "https:s-slug", "http:\\\\x.example/a", "https:\\\\x.example", "http:/\\x.example", "http:///x.example/a", "https:////x.example"];
+  for (const url of relative) {
+    test(`${url} is refused: not scheme://host`, () => {
+      expect(refusalOf(url)).toBe("must be an absolute http or https URL with a host (https://host/...)");
+    });
+  }
+  test("a backslash before the query is refused (browsers read it as /); after it, kept", () => {
+    expect(refusalOf("https://x.example\\@s.test/")).toBe("must not contain a backslash before its query (browsers read it as /)");
+    expect(refusalOf("https://x.example/a\\b")).toBe("must not contain a backslash before its query (browsers read it as /)");
+    expect(refusalOf("https://x.example/a?q=a\\b")).toBeNull();
+  });
+  test("tabs and line breaks inside are refused (browsers drop them)", () => {
+    for (const url of ["https://x.exa\tmple/", "http:/\t/s.test/x", "https://x.example/\na"]) expect(refusalOf(url)).toBe("must not contain control characters");
+  });
+
+  const own = "must not point to this service's short addresses";
+  const ownSpellings = [
+    "http://s.test/abc", "http://S.TEST/abc", "http://s.test./abc", "http://s.test:80/abc", "https://s.test/abc",
+    "http://%73.test/abc", "http://user@s.test/abc", "http://ｓ.test/abc",
+  ];
+  for (const url of ownSpellings) test(`${url} is this service`, () => expect(refusalOf(url)).toBe(own));
+  test("another port or name of the host is not this service", () => {
+    for (const url of ["http://s.test:3000/abc", "http://s.test:8080/abc", "http://a.s.test/abc", "https://s.test.example/abc"]) expect(refusalOf(url)).toBeNull();
+  });
+  test("an internationalised base is compared in punycode, whichever way the address spells it", () => {
+    const idn: InputContext = { ownHosts: ownHostsOf(["https://bücher.test"], 3000) };
+    for (const url of ["https://xn--bcher-kva.test/x", "https://BÜCHER.test/x", "https://bücher.test./x"]) expect(refusalOf(url, idn)).toBe(own);
+  });
+
+  describe("a local base: every loopback name at its port is this service", () => {
+    const local: InputContext = { ownHosts: ownHostsOf(["http://localhost:3000"], 3000) };
+    const loopback = [
+      "http://localhost:3000/x", "http://localhost.:3000/x", "http://LOCALHOST:3000/x", "http://app.localhost:3000/x",
+      "http://127.0.0.1:3000/x", "http://127.0.0.2:3000/x", "http://127.1:3000/x", "http://0x7f000001:3000/x",
+      "http://[::1]:3000/x", "http://[0:0::1]:3000/x", "http://[::ffff:127.0.0.1]:3000/x", "http://0.0.0.0:3000/x",
+    ];
+    for (const url of loopback) test(`${url} is refused`, () => expect(refusalOf(url, local)).toBe(own));
+    test("other ports of the machine, and other hosts, are not", () => {
+      for (const url of ["http://localhost:3001/x", "http://127.0.0.1:8080/x", "http://[::1]/x", "https://example.com/x"]) expect(refusalOf(url, local)).toBeNull();
+    });
+    test("the port the process listens on counts too when the base names another (a proxy in front)", () => {
+      const proxied: InputContext = { ownHosts: ownHostsOf(["http://localhost:8080"], 3000) };
+      expect([refusalOf("http://127.0.0.1:8080/x", proxied), refusalOf("http://127.0.0.1:3000/x", proxied)]).toEqual([own, own]);
+    });
+  });
+  test("with a public base, a visitor's own loopback addresses are somewhere else", () => {
+    const pub: InputContext = { ownHosts: ownHostsOf(["https://s.example"], 3000) };
+    expect([refusalOf("http://localhost:3000/x", pub), refusalOf("http://s.example/x", pub)]).toEqual([null, own]);
+  });
+  test("every address field is checked the same way, at its own path", () => {
+    const e = (() => {
+      try {
+        normaliseChanges({ url: "http:/a", rules: [{ kind: "device", match: "ios", url: "http://s.test./x" }], abUrls: [{ url: "https:x", weight: 1 }], expiredUrl: "HTTP://S.TEST/y", webhookUrl: "http:\\\\s.test", ogImageUrl: "http://s.test:80/i.png" }, ctx, "create");
+      } catch (err) {
+        return err as AppError;
+      }
+      throw new Error("accepted");
+    })();
+    expect(e.code).toBe("invalid_input");
+    expect(e.errors!.map((x) => x.path).sort()).toEqual(["/abUrls/0/url", "/expiredUrl", "/ogImageUrl", "/rules/0/url", "/url", "/webhookUrl"]);
+  });
+  test("isOwnHost compares parsed addresses", () => {
+    expect(isOwnHost(new URL("http://S.Test.:80/"), ctx.ownHosts)).toBe(true);
+    expect(isOwnHost(new URL("http://s.test:81/"), ctx.ownHosts)).toBe(false);
+  });
 });
 
 describe("normaliseChanges: fields", () => {
