@@ -1,7 +1,7 @@
 /** Accounts: sign-up with email and password (Argon2id). Sessions for the dashboard build on this. */
 import { AppError, invalidInput } from "../../shared/errors.ts";
 import { newId } from "../../shared/ids.ts";
-import { hashPassword } from "../../shared/passwords.ts";
+import { SIGN_UP, hashPassword } from "../../shared/passwords.ts";
 import type { Account } from "../../shared/ports.ts";
 import type { Deps } from "../deps.ts";
 
@@ -26,7 +26,7 @@ export async function createAccount(deps: Deps, emailRaw: unknown, passwordRaw: 
   const account: Account = {
     id: newId(),
     email,
-    passwordHash: await hashPassword(password),
+    passwordHash: await hashPassword(SIGN_UP, password),
     createdAt: deps.now(),
   };
   if (!(await deps.store.createAccount(account))) {
@@ -44,4 +44,4 @@ export async function verifyCredentials(deps: Deps, emailRaw: unknown, password:
   return ok && account ? account : null;
 }
 
-const DUMMY_HASH = await hashPassword("not-a-real-password");
+const DUMMY_HASH = await hashPassword(SIGN_UP, "not-a-real-password");

@@ -66,7 +66,7 @@ function prepareCreate(deps: Deps, caller: Caller, raw: unknown): PreparedLink |
   if (!changes.webhookUrl && !changes.password) return finish(changes.password);
   return (async () => {
     await assertWebhookAllowed(deps, changes.webhookUrl);
-    return finish(changes.password ? await hashPassword(changes.password) : changes.password);
+    return finish(changes.password ? await hashPassword(caller.accountId, changes.password) : changes.password);
   })();
 }
 
@@ -293,7 +293,7 @@ export async function updateLink(deps: Deps, caller: Caller, slug: string, raw: 
   const { changes } = validateLinkInput<UpdateLinkInput>("update", raw, inputContext(deps));
   const link = await findOwnLink(deps, caller, slug);
   await assertWebhookAllowed(deps, changes.webhookUrl);
-  const passwordHash = changes.password ? await hashPassword(changes.password) : changes.password;
+  const passwordHash = changes.password ? await hashPassword(caller.accountId, changes.password) : changes.password;
   return view(deps, await applyUpdate(deps, caller, link, changes, passwordHash));
 }
 

@@ -1,0 +1,73 @@
+/**
+ * Issue #21, "no account can hurt another": password hashing (two at a time per process) is shared fairly among
+ * accounts, so one account's burst of password links waits behind itself. Before, it was one line for everybody:
+ * another account's single create waited 36 s behind a 500-password bulk. Assertions are on ordering (how many of
+ * the burst's hashes are still waiting when the other account is answered), never on times. Real Argon2id.
+ */
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { createAccount } from "../../control/accounts/service.ts";
+import { hashingLoad } from "../../shared/passwords.ts";
+import { jsonOf, startControlPlane, type InProcessControlPlane } from "../helpers/in-process.ts";
+
+/** Hashes in A's burst; the other account must be answered while at least MOST_STILL_WAITING of them wait. */
+const BURST = 40;
+const MOST_STILL_WAITING = 30;
+
+let cp: InProcessControlPlane;
+let keyA: string;
+let keyB: string;
+
+beforeAll(async () => {
+  cp = await startControlPlane({ env: { RATE_LIMIT_PER_MINUTE: "100000" } });
+  keyA = (await cp.createKey("burst@example.com")).key;
+  keyB = (await cp.createKey("single@example.com")).key;
+});
+afterAll(() => cp?.close());
+
+const passwordLink = (i: number) => ({ url: `https://burst.example.com/${i}`, password: `burst-password-${i}` });
+
+/** Resolves once A's burst has this many hashes queued, so what follows is sent behind them. */
+async function burstQueued(count: number): Promise<void> {
+  while (hashingLoad().queued < count) await Bun.sleep(1);
+}
+
+test("A's bulk of 40 password links, then B's create and a sign-up: both answered while most of A's hashes still wait", async () => {
+  expect(hashingLoad()).toEqual({ active: 0, queued: 0 });
+  const bulk = cp.request("POST", "/api/v1/bulk", { key: keyA, json: Array.from({ length: BURST }, (_, i) => passwordLink(i)) });
+  await burstQueued(BURST - 2);
+
+  const waitingWhenAnswered = new Map<string, number>();
+  const answered = (who: string) => () => void waitingWhenAnswered.set(who, hashingLoad().queued);
+  const single = cp.request("POST", "/api/v1/links", { key: keyB, json: { url: "https://single.example.com", slug: "b-protected", password: "b-password" } });
+  const signUp = createAccount(cp.deps, "newcomer@example.com", "newcomer-password");
+  const [singleRes, account] = await Promise.all([single.finally(answered("B")), signUp.finally(answered("sign-up"))]);
+
+  expect(singleRes.status).toBe(201);
+  expect((await jsonOf(singleRes)).hasPassword).toBe(true);
+  expect(account.passwordHash).toStartWith("$argon2id$");
+  // The one-line queue answered both only after all 40 of A's hashes (0 waiting); fair turns take one or two.
+  expect(waitingWhenAnswered.get("B")).toBeGreaterThanOrEqual(MOST_STILL_WAITING);
+  expect(waitingWhenAnswered.get("sign-up")).toBeGreaterThanOrEqual(MOST_STILL_WAITING);
+
+  const bulkRes = await bulk;
+  expect(bulkRes.status).toBe(200);
+  expect(await jsonOf(bulkRes)).toMatchObject({ created: BURST, failed: 0 });
+  expect(hashingLoad()).toEqual({ active: 0, queued: 0 });
+});
+
+test("A's 40 concurrent creates with a password, then B's password change: B is answered before all but a few of A's", async () => {
+  expect((await cp.request("POST", "/api/v1/links", { key: keyB, json: { url: "https://single.example.com", slug: "b-plain" } })).status).toBe(201);
+  const order: string[] = [];
+  const creates = Array.from({ length: BURST }, (_, i) =>
+    cp.request("POST", "/api/v1/links", { key: keyA, json: passwordLink(100 + i) }).finally(() => order.push(`A${i}`)),
+  );
+  await burstQueued(BURST - 2);
+
+  const update = await cp.request("PATCH", "/api/v1/links/b-plain", { key: keyB, json: { password: "b-new-password" } }).finally(() => order.push("B"));
+  expect(update.status).toBe(200);
+  expect((await jsonOf(update)).hasPassword).toBe(true);
+
+  expect((await Promise.all(creates)).map((r) => r.status)).toEqual(Array(BURST).fill(201));
+  // The one-line queue answered B last; fair turns answer it after one or two of A's.
+  expect(order.length - 1 - order.indexOf("B")).toBeGreaterThanOrEqual(MOST_STILL_WAITING);
+});
