@@ -114,6 +114,20 @@ export function mappedIPv4(w: Uint16Array): number {
   return -1;
 }
 
+const NAT64 = [0x64, 0xff9b, 0, 0, 0, 0];
+const SIX_TO_FOUR = [0x2002];
+
+/**
+ * The IPv4 address an IPv6 address reaches through a translator or tunnel, else -1: NAT64's well-known prefix
+ * 64:ff9b::/96 (RFC 6052) carries it in its last 32 bits, 6to4's 2002::/16 (RFC 3056) right after the prefix.
+ * (The IPv4-mapped form needs no unpacking here: parseIp already reads it as IPv4.)
+ */
+export function embeddedIPv4(w: Uint16Array): number {
+  if (v6HasPrefix(w, NAT64, 96)) return w[6] * 65536 + w[7];
+  if (v6HasPrefix(w, SIX_TO_FOUR, 16)) return w[1] * 65536 + w[2];
+  return -1;
+}
+
 /** Parses either family; an IPv4-mapped IPv6 address comes back as the IPv4 address it carries. */
 export function parseIp(s: string): ParsedIp | null {
   if (s.indexOf(":") === -1) {

@@ -6,7 +6,7 @@
  * the checked address itself (see sender.ts), so a second DNS answer cannot swap in a private one.
  */
 import { lookup } from "node:dns/promises";
-import { cidrContains, normaliseIp, parseCidr, parseIp, v6HasPrefix, type Cidr, type ParsedIp } from "../net/ip.ts";
+import { cidrContains, embeddedIPv4, normaliseIp, parseCidr, parseIp, v6HasPrefix, type Cidr, type ParsedIp } from "../net/ip.ts";
 import { TimeoutError, withTimeout } from "../time.ts";
 
 /** Resolves a host name to its addresses (all families). */
@@ -51,17 +51,19 @@ const PRIVATE_V6_IN_GLOBAL = cidrs([
 /** Cloud metadata endpoints: refused even when private targets are allowed, since no webhook needs them. */
 const METADATA = ["169.254.169.254", "169.254.170.2", "100.100.100.200", "fd00:ec2::254"].map((s) => parseIp(s)!);
 
-/** Compared by value, so every spelling of an address (zeros, case, mapped form) is caught. */
+/**
+ * Compared by value, so every spelling of an address (zeros, case, mapped form) is caught, and an IPv4 one also in
+ * the NAT64 and 6to4 forms that reach it (the same unpacking as the private check's).
+ */
 function isMetadataParsed(ip: ParsedIp): boolean {
+  const v4 = ip.v === 4 ? ip.n : embeddedIPv4(ip.w);
   for (const m of METADATA) {
-    if (m.v === 4 ? ip.v === 4 && ip.n === m.n : ip.v === 6 && v6HasPrefix(ip.w, m.w, 128)) return true;
+    if (m.v === 4 ? v4 === m.n : ip.v === 6 && v6HasPrefix(ip.w, m.w, 128)) return true;
   }
   return false;
 }
 
-const NAT64 = [0x64, 0xff9b, 0, 0, 0, 0];
 const NAT64_LOCAL = [0x64, 0xff9b, 1]; // 64:ff9b:1::/48, local-use NAT64 (RFC 8215)
-const SIX_TO_FOUR = [0x2002];
 
 function isPrivateV4(n: number): boolean {
   const ip: ParsedIp = { v: 4, n };
@@ -72,10 +74,10 @@ function isPrivateV4(n: number): boolean {
 function isPrivateParsed(ip: ParsedIp): boolean {
   if (ip.v === 4) return isPrivateV4(ip.n); // also IPv4-mapped ::ffff:a.b.c.d, in either text form
   const w = ip.w;
-  if (v6HasPrefix(w, NAT64, 96)) return isPrivateV4(w[6] * 65536 + w[7]);
+  const embedded = embeddedIPv4(w); // NAT64 and 6to4 reach the IPv4 address they carry
+  if (embedded >= 0) return isPrivateV4(embedded);
   if (v6HasPrefix(w, NAT64_LOCAL, 48)) return true;
   if ((w[0] & 0xe000) !== 0x2000) return true; // outside global unicast 2000::/3
-  if (v6HasPrefix(w, SIX_TO_FOUR, 16)) return isPrivateV4(w[1] * 65536 + w[2]); // 6to4 embeds an IPv4 address
   for (const c of PRIVATE_V6_IN_GLOBAL) if (cidrContains(c, ip)) return true;
   return false;
 }

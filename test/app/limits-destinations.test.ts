@@ -71,3 +71,17 @@ test("MCP create_link refuses the same spellings with the same error", async () 
   const problem = JSON.parse(result.content[0].text);
   expect([problem.code, problem.errors.map((e: { path: string }) => e.path)]).toEqual(["invalid_input", ["/url"]]);
 });
+
+test("with WEBHOOK_ALLOW_PRIVATE=true, metadata addresses in NAT64 and 6to4 form stay refused", async () => {
+  const open = await startControlPlane({ env: { WEBHOOK_ALLOW_PRIVATE: "true" } });
+  try {
+    const { key: k } = await open.createKey("alice@example.com");
+    for (const webhookUrl of ["http://[64:ff9b::a9fe:a9fe]/latest", "http://[2002:a9fe:a9fe::1]/latest", "http://[::ffff:169.254.169.254]/"]) {
+      const body = await problemOf(await open.request("POST", "/api/v1/links", { key: k, json: { url: "https://example.com/", webhookUrl } }), 400, "invalid_input");
+      expect(body.errors).toEqual([{ path: "/webhookUrl", message: expect.stringContaining("is a metadata address") }]);
+    }
+    expect((await open.request("POST", "/api/v1/links", { key: k, json: { url: "https://example.com/", webhookUrl: "http://[64:ff9b::a00:1]/" } })).status).toBe(201);
+  } finally {
+    await open.close();
+  }
+});

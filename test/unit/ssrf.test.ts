@@ -36,6 +36,10 @@ describe("isPrivateAddress", () => {
   test.each([
     ["169.254.169.254", true], ["::ffff:169.254.169.254", true], ["fd00:ec2::254", true], ["FD00:EC2:0::254", true],
     ["169.254.170.2", true], ["100.100.100.200", true], ["169.254.169.253", false], ["10.0.0.1", false],
+    // embedded IPv4 in every form the private check unpacks: NAT64 (64:ff9b::/96) and 6to4 (2002::/16)
+    ["64:ff9b::a9fe:a9fe", true], ["64:ff9b::169.254.169.254", true], ["64:FF9B:0:0:0:0:A9FE:A9FE", true],
+    ["64:ff9b::a9fe:aa02", true], ["64:ff9b::6464:64c8", true], ["2002:a9fe:a9fe::1", true], ["2002:a9fe:a9fe::", true],
+    ["2002:6464:64c8:1:2:3:4:5", true], ["64:ff9b::a9fe:a9fd", false], ["2002:a9fe:a9fd::1", false], ["2003:a9fe:a9fe::1", false],
   ] as const)("metadata %s → %p", (ip, expected) => {
     expect(isMetadataAddress(ip)).toBe(expected);
   });
@@ -58,6 +62,7 @@ const dns = fakeDns({
   "mixed.example": ["93.184.215.14", "127.0.0.1"], // one bad address is enough to refuse
   "mapped.example": ["::ffff:7f00:1"],
   "metadata.example": ["169.254.169.254"],
+  "nat64-metadata.example": ["64:ff9b::a9fe:a9fe"],
   "empty.example": [],
   "junk.example": ["not-an-ip"],
 });
@@ -81,6 +86,10 @@ describe("checkWebhookTarget", () => {
     ["https://metadata.example/hook", true, null], // metadata stays refused even when private targets are allowed
     ["http://169.254.169.254/latest/meta-data/", true, null],
     ["http://[fd00:ec2::254]/latest/meta-data/", true, null],
+    ["http://[64:ff9b::a9fe:a9fe]/latest/meta-data/", true, null], // NAT64 form of 169.254.169.254
+    ["http://[2002:a9fe:a9fe::1]/latest/meta-data/", true, null], // 6to4 form
+    ["https://nat64-metadata.example/hook", true, null],
+    ["http://[64:ff9b::a00:1]/", true, "64:ff9b::a00:1"], // a private address in NAT64 form is allowed with allowPrivate
     ["https://empty.example/hook", true, null],
     ["https://junk.example/hook", true, null],
     ["https://nxdomain.example/hook", true, null],
@@ -118,6 +127,12 @@ describe("checkWebhookTarget", () => {
     expect(new URL("http://2130706433/").hostname).toBe("127.0.0.1");
     expect(new URL("http://0177.0.0.1/").hostname).toBe("127.0.0.1");
     expect(new URL("http://[::ffff:127.0.0.1]/").hostname).toBe("[::ffff:7f00:1]");
+  });
+
+  test("a metadata address in NAT64 or 6to4 form is named as one, even with private targets allowed", async () => {
+    expect(await checkWebhookTarget("http://[64:ff9b::a9fe:a9fe]/", true, dns)).toEqual({ ok: false, reason: "64:ff9b::a9fe:a9fe is a metadata address" });
+    expect(await checkWebhookTarget("http://[2002:a9fe:a9fe::1]/", true, dns)).toEqual({ ok: false, reason: "2002:a9fe:a9fe::1 is a metadata address" });
+    expect(await checkWebhookTarget("https://nat64-metadata.example/", true, dns)).toEqual({ ok: false, reason: "host nat64-metadata.example is a metadata address" });
   });
 
   test("a name that does not resolve within 3 s is refused, so an API request never hangs on DNS", async () => {
