@@ -15,7 +15,42 @@ export interface LinkFilter {
   q?: string;
 }
 
-export interface LinkStore {
+/** A link's hits as the store holds them for maxHits (design §8). */
+export interface StoredHits {
+  /** Clicks recorded: behind the clicks served by those still queued or lost in a crash. */
+  hits: number;
+  /** Hits reserved for counters (hitReservations): no click served under the limit is beyond this. */
+  reserved: number;
+}
+
+/** What one reservation did (LinkHitReservations.reserveHits). */
+export interface HitReservation extends StoredHits {
+  /** `reserved` before this reservation raised it: every hit served so far is within max(hits, reservedBefore). */
+  reservedBefore: number;
+  /** The limit as stored now, which no reservation exceeds. */
+  maxHits: number;
+}
+
+/**
+ * maxHits' durable side: counters (memory, Redis) serve a link's hits only once the store has reserved them, a
+ * block at a time, so a counter lost in a crash restarts from max(hits, reserved), above every hit it served.
+ */
+export interface LinkHitReservations {
+  /** The link's recorded and reserved hits; null when there is no such link. */
+  storedHits(linkId: string): Promise<StoredHits | null>;
+  /**
+   * One atomic step: raises the reservation to max(reserved, hits) + `block`, but not beyond the stored maxHits
+   * (nor ever lowers it). Null when the link is gone or has no maxHits (then it has no reservation).
+   */
+  reserveHits(linkId: string, block: number): Promise<HitReservation | null>;
+  /**
+   * Lowers the reservation to `served` when it is above: the hits a counter stopping cleanly will never serve.
+   * Only for the one counter a link has (an embedded process's, on shutdown); never below what was served.
+   */
+  releaseHits(linkId: string, served: number): Promise<void>;
+}
+
+export interface LinkStore extends LinkHitReservations {
   /** One multi-row write. Returns, per input row, whether it was inserted (false: domain+slug, or the account's externalId, taken). */
   insertLinks(links: LinkRecord[]): Promise<boolean[]>;
   getLink(domain: string, slug: string): Promise<LinkRecord | null>;

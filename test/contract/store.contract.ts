@@ -7,6 +7,7 @@ import type { Store } from "../../shared/ports.ts";
 import { runAccountContract } from "./accounts.contract.ts";
 import { runAdminContract } from "./admin.contract.ts";
 import { runClickContract } from "./clicks.contract.ts";
+import { runHitReservationContract } from "./hit-reservations.contract.ts";
 import { runKeyContract } from "./keys.contract.ts";
 import { runLinkFeatureContract } from "./link-features.contract.ts";
 import { runLinkListContract } from "./link-list.contract.ts";
@@ -22,6 +23,7 @@ export function runStoreContract(name: string, make: () => Promise<Store>, clean
     runLinkContract(ctx);
     runLinkListContract(ctx);
     runLinkFeatureContract(ctx);
+    runHitReservationContract(ctx);
     runClickContract(ctx);
   });
 }

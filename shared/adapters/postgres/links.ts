@@ -11,11 +11,13 @@ import {
 import type { LinkFilter, LinkStore } from "../../ports.ts";
 import { decodeCursor, encodeCursor, likeContains, pageSize } from "../link-store-support.ts";
 import type { PostgresConnection } from "./connection.ts";
+import { postgresHitReservations } from "./hit-reservations.ts";
 
 type LinkRow = Record<string, unknown>;
 
 export function postgresLinks(c: PostgresConnection): LinkStore {
   return {
+    ...postgresHitReservations(c),
     insertLinks(links: LinkRecord[]): Promise<boolean[]> {
       if (links.length === 0) return Promise.resolve([]);
       return c.run(async () => {

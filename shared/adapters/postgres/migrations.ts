@@ -280,6 +280,23 @@ ALTER TABLE links ADD COLUMN external_id text;
 CREATE UNIQUE INDEX links_account_external_id ON links(account_id, external_id) WHERE external_id IS NOT NULL;
 `,
   },
+  {
+    version: 11,
+    name: "maxHits reservations: hits taken in blocks before they are served",
+    sql: `
+-- Counters (Redis) count hits of a maxHits link only within this reservation, raised in blocks before they
+-- serve, so a counter lost with Redis restarts above every hit served (hits lag behind by the queued clicks).
+ALTER TABLE links ADD COLUMN reserved_hits bigint NOT NULL DEFAULT 0;
+-- A link without a limit has no reservation: when a limit is set again, counting starts from its recorded hits.
+CREATE FUNCTION links_reservation_ends() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  NEW.reserved_hits := 0;
+  RETURN NEW;
+END $$;
+CREATE TRIGGER links_reservation_ends BEFORE UPDATE OF max_hits ON links
+  FOR EACH ROW WHEN (NEW.max_hits IS NULL AND NEW.reserved_hits <> 0) EXECUTE FUNCTION links_reservation_ends();
+`,
+  },
 ];
 
 /**

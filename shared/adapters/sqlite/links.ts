@@ -14,6 +14,7 @@ import {
 } from "../link-columns.ts";
 import { decodeCursor, encodeCursor, likeContains, pageSize } from "../link-store-support.ts";
 import { CLICK_CHUNK, type SqliteConnection } from "./connection.ts";
+import { sqliteHitReservations } from "./hit-reservations.ts";
 
 /** SQLite's default SQLITE_MAX_VARIABLE_NUMBER (since 3.32). */
 const MAX_VARIABLES = 32766;
@@ -64,6 +65,7 @@ export function sqliteLinks(c: SqliteConnection): LinkStore {
   }
 
   return {
+    ...sqliteHitReservations(c),
     async insertLinks(links: LinkRecord[]): Promise<boolean[]> {
       if (links.length === 0) return [];
       const inserted = new Set<string>();

@@ -228,6 +228,19 @@ ALTER TABLE links ADD COLUMN external_id TEXT;
 CREATE UNIQUE INDEX links_account_external_id ON links(account_id, external_id) WHERE external_id IS NOT NULL;
 `,
   },
+  {
+    version: 8,
+    name: "maxHits reservations: hits taken in blocks before they are served",
+    sql: `
+-- Counters (in process memory, or Redis) count hits of a maxHits link only within this reservation, raised in
+-- blocks before they serve, so a counter lost in a crash restarts above every hit it served (hits lag behind).
+ALTER TABLE links ADD COLUMN reserved_hits INTEGER NOT NULL DEFAULT 0;
+-- A link without a limit has no reservation: when a limit is set again, counting starts from its recorded hits.
+CREATE TRIGGER links_reservation_ends AFTER UPDATE OF max_hits ON links
+  WHEN NEW.max_hits IS NULL AND NEW.reserved_hits <> 0
+  BEGIN UPDATE links SET reserved_hits = 0 WHERE id = NEW.id; END;
+`,
+  },
 ];
 
 /** Applies every migration not yet recorded; a no-op when the schema is current. */
