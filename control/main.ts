@@ -6,6 +6,8 @@ import { hostname } from "node:os";
 import { ConfigError, loadConfig, type Config } from "../shared/config.ts";
 import { openStorage, sqliteFile } from "../shared/adapters/open.ts";
 import { openCountryLookup } from "../shared/facts/geo.ts";
+import { UNBOUNDED_BODY } from "../shared/net/body.ts";
+import { pauseLinkWebhook } from "../shared/webhooks/pause-link.ts";
 import { createWebhookSender } from "../shared/webhooks/sender.ts";
 import { createRedirector } from "../redirector/handler.ts";
 import { buildControlPlane } from "./app.ts";
@@ -17,6 +19,7 @@ import type { Deps } from "./deps.ts";
 import { createOps } from "../shared/observability/ops.ts";
 import { observeRedirector } from "../redirector/observe.ts";
 import { observeClickWrites, observeControl } from "./ops/observe-control.ts";
+import { baseHostWarning, exitOnProblem, firstKeyHint } from "../shared/observability/startup-checks.ts";
 
 const CONTROL_SEGMENTS = new Set(["", "api", "mcp", "dashboard", "healthz", "readyz", "metrics", "static", "favicon.ico", "robots.txt"]);
 
@@ -78,8 +81,16 @@ async function main() {
     console.error((e as Error).message);
     process.exit(2);
   }
-  const { store, hot, description } = await openStorage(config);
-  await store.migrate();
+  // Each step that meets the environment (a directory, a database, Redis, the port) ends a failed start with
+  // one line naming the variable and the fix (shared/observability/startup-checks.ts), not a stack trace.
+  const storageStep = config.mode === "scale" ? "database" : "data";
+  const { store, hot, description } = await exitOnProblem(storageStep, config, () => openStorage(config));
+  const [linkDomains, hasAccounts] = await exitOnProblem(storageStep, config, async () => {
+    await store.migrate();
+    return Promise.all([store.linkDomains(), store.hasAccounts()]);
+  });
+  // Control plane without Redis would answer 503 to every API call and drain no click: refuse at start instead.
+  if (config.mode === "scale") await exitOnProblem("redis", config, () => hot.ping());
   // Embedded: clicks go from the redirector straight to a writer thread, so parsing them and writing SQLite
   // never stall the event loop. Scale mode: the redirectors queue them in Redis and this consumer drains it.
   const clickWriter = config.mode === "embedded" ? await ClickWriterThread.open(sqliteFile(config), config.geoipDb, {
@@ -108,7 +119,12 @@ async function main() {
   purgeSessions();
   const sessionPurge = setInterval(purgeSessions, SESSION_PURGE_INTERVAL_MS);
 
-  const webhooks = createWebhookSender({ allowPrivate: config.webhookAllowPrivate, onResult: ops.metrics.webhookResult });
+  const webhooks = createWebhookSender({
+    allowPrivate: config.webhookAllowPrivate,
+    onResult: ops.metrics.webhookResult,
+    // An endpoint that kept failing: stored on its link, so every process stops sending and the owner sees why.
+    onPause: (pause) => pauseLinkWebhook(store, hot, pause),
+  });
   const redirector =
     role === "embedded"
       ? observeRedirector(createRedirector({ config, hot, store, now: Date.now, countryLookup, webhooks, clickQueue: clickWriter ?? hot, clickBuffer: EMBEDDED_CLICK_BATCH }), ops)
@@ -116,11 +132,11 @@ async function main() {
   // Also answers /healthz, /readyz and /metrics, and logs one line per request (none per redirect).
   const handleControl = observeControl((req: Request) => control.app.handle(req), ops);
 
-  const server = Bun.serve({
+  const server = await exitOnProblem("listen", config, () => Bun.serve({
     port: config.port,
     hostname: "0.0.0.0",
-    // Our own 1 MiB check answers with problem+json; Bun's limit only stops absurd bodies.
-    maxRequestBodySize: 8 * 1024 * 1024,
+    // Every body is read through readBodyUpTo (1 MiB, problem+json 413); Bun's own limit would answer a bare 413.
+    maxRequestBodySize: UNBOUNDED_BODY,
     fetch(req, srv) {
       const url = req.url;
       if (redirector === null || isControlPath(url)) {
@@ -132,10 +148,13 @@ async function main() {
     error() {
       return new Response("Internal error", { status: 500 });
     },
-  });
+  }));
 
   console.log(`clink ${role} listening on port ${server.port} for ${config.baseUrl}; data: ${description}`);
-  if (role === "embedded") console.log(`Create your first API key: npm run create-key -- --email you@example.com`);
+  const keyHint = role === "embedded" ? firstKeyHint(hasAccounts) : null;
+  if (keyHint) console.log(keyHint);
+  const hostWarning = baseHostWarning(config, linkDomains);
+  if (hostWarning && config.logLevel !== "error" && config.logLevel !== "silent") console.warn(hostWarning);
 
   let stopping = false;
   const shutdown = async () => {

@@ -1,25 +1,67 @@
 /**
- * `npm run create-key -- --email EMAIL [--name NAME]`: creates the account if missing (printing its
- * generated password) and prints a new API key alone on the last line, for headless setups and scripts.
+ * `npm run create-key -- --email EMAIL [--name NAME] [--create-data-dir]`: creates the account if missing (printing
+ * its generated password) and prints a new API key alone on the last line, for headless setups and scripts.
+ *
+ * It must write where the server reads: with the embedded default it refuses to start a database of its own
+ * (a DATA_DIR other than the server's would hold a key the server does not know) unless --create-data-dir says so.
  */
+import { existsSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { ConfigError, loadConfig } from "../../shared/config.ts";
-import { openStorage } from "../../shared/adapters/open.ts";
+import { openStorage, sqliteFile } from "../../shared/adapters/open.ts";
 import { newToken } from "../../shared/ids.ts";
 import { AppError } from "../../shared/errors.ts";
+import { exitOnProblem, missingDatabaseRefusal } from "../../shared/observability/startup-checks.ts";
 import { createAccount, normaliseEmail } from "../accounts/service.ts";
 import { createApiKey } from "./service.ts";
 
+const USAGE = `Usage: npm run create-key -- --email EMAIL [--name NAME] [--create-data-dir]
+
+Creates the account EMAIL if it does not exist (and prints its generated password), then prints a new API key
+alone on the last line. Run it with the server's environment: the same DATA_DIR (embedded default), or the same
+DATABASE_URL, DATABASE_SCHEMA and Redis settings (scale mode).
+
+  --email EMAIL       the account (required)
+  --name NAME         the key's name (default "cli")
+  --create-data-dir   embedded default: start a new database under DATA_DIR (default ./data) when there is none;
+                      without it create-key refuses, so that it never prints a key the server does not know
+  -h, --help          show this help`;
+
+const OPTIONS = {
+  email: { type: "string" },
+  name: { type: "string" },
+  "create-data-dir": { type: "boolean" },
+  help: { type: "boolean", short: "h" },
+} as const;
+
 async function main(): Promise<number> {
-  const { values } = parseArgs({ options: { email: { type: "string" }, name: { type: "string" } }, allowPositionals: false });
+  let values;
+  try {
+    ({ values } = parseArgs({ options: OPTIONS, allowPositionals: false }));
+  } catch (e) {
+    // An unknown option or a missing value: say which, then how to call it.
+    console.error(`${(e as Error).message}\n\n${USAGE}`);
+    return 2;
+  }
+  if (values.help) {
+    console.log(USAGE);
+    return 0;
+  }
   if (!values.email) {
-    console.error("Usage: npm run create-key -- --email EMAIL [--name NAME]");
+    console.error(USAGE);
     return 2;
   }
   const config = loadConfig();
-  const { store, hot } = await openStorage(config);
+  const file = sqliteFile(config);
+  const refusal = missingDatabaseRefusal(config, file, existsSync(file), values["create-data-dir"] === true);
+  if (refusal) {
+    console.error(refusal);
+    return 2;
+  }
+  const storageStep = config.mode === "scale" ? "database" : "data";
+  const { store, hot } = await exitOnProblem(storageStep, config, () => openStorage(config));
   try {
-    await store.migrate();
+    await exitOnProblem(storageStep, config, () => store.migrate());
     const deps = { config, store, hot, now: Date.now };
     const email = normaliseEmail(values.email);
     let account = await store.getAccountByEmail(email);
