@@ -14,7 +14,7 @@ import { recordClick, type ClickRecorder } from "./click-event.ts";
 import { knownHits, settleHits, takeHit, type HitPolicy } from "./hit-policy.ts";
 import type { LinkCache } from "./link-cache.ts";
 import * as pages from "./pages.ts";
-import { checkPassword } from "./password-form.ts";
+import { checkPassword, formTooLargeResponse } from "./password-form.ts";
 import { render, unlockedRedirect, type RenderableOutcome, type RenderContext } from "./render.ts";
 import { requestFacts, type FactsContext, type LazyRequestFacts } from "./request-facts.ts";
 import { slugOf } from "./slug.ts";
@@ -68,6 +68,7 @@ function respond(p: Pipeline, facts: LazyRequestFacts, link: CompiledLink | null
 async function unlock(p: Pipeline, facts: LazyRequestFacts, link: CompiledLink, outcome: UnlockOutcome, now: number): Promise<Response> {
   const verdict = await checkPassword(p.hot, facts, link);
   if (verdict.kind === "limited") return pages.tooManyAttemptsPage(verdict.retryAfter);
+  if (verdict.kind === "tooLarge") return formTooLargeResponse();
   if (verdict.kind === "wrong") return pages.passwordPage(link.slug, { wrong: true });
   if (link.maxHits !== null) {
     let taken: boolean;

@@ -3,6 +3,7 @@
  * No page knowledge here; layout.ts renders, the page modules decide.
  */
 import { AppError } from "../../shared/errors.ts";
+import { readBodyUpTo } from "../../shared/net/body.ts";
 import type { Deps } from "../deps.ts";
 
 /**
@@ -74,9 +75,8 @@ export async function readForm(request: Request): Promise<URLSearchParams> {
   if (type !== "application/x-www-form-urlencoded") {
     throw new AppError("unsupported_media_type", "Forms must be posted as application/x-www-form-urlencoded");
   }
-  if (Number(request.headers.get("content-length") ?? "0") > MAX_FORM_BYTES) throw new AppError("payload_too_large", "The form is too large");
-  const bytes = await request.arrayBuffer();
-  if (bytes.byteLength > MAX_FORM_BYTES) throw new AppError("payload_too_large", "The form is too large");
+  const bytes = await readBodyUpTo(request, MAX_FORM_BYTES);
+  if (bytes === null) throw new AppError("payload_too_large", "The form must be at most 1 MiB");
   return new URLSearchParams(new TextDecoder().decode(bytes));
 }
 

@@ -13,7 +13,7 @@
  *   GET  /dashboard/links/:slug/delete   POST the same
  */
 import { Elysia } from "elysia";
-import { AppError, toAppError } from "../../shared/errors.ts";
+import { AppError, problemResponse, toAppError } from "../../shared/errors.ts";
 import type { Deps } from "../deps.ts";
 import type { KeyAuthenticator } from "../keys/service.ts";
 import { home, signIn, signInPage, signOut, signUp, signUpPage } from "./auth-pages.ts";
@@ -40,6 +40,8 @@ async function errorToPage(ctx: RequestCtx, err: unknown): Promise<Response> {
       return errorPage(429, "Too many requests", e.message, viewer, headers);
     case "unavailable":
       return errorPage(503, "Temporarily unavailable", "Storage is not answering right now. Please try again in a moment.", viewer, headers);
+    case "payload_too_large": // a body over its limit is answered the same everywhere
+      return problemResponse(e);
     case "internal":
       return errorPage(500, "Something went wrong", "An unexpected error occurred. Please try again.", viewer);
     default:

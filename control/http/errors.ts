@@ -3,6 +3,7 @@
  * every thrown value turned into problem+json once, here. Internals never reach the client.
  */
 import { AppError, problemResponse, toAppError, type FieldError } from "../../shared/errors.ts";
+import { readBodyUpTo } from "../../shared/net/body.ts";
 
 export const MAX_BODY_BYTES = 1024 * 1024;
 
@@ -12,10 +13,8 @@ export async function parseJsonBody(request: Request): Promise<unknown> {
   if (type !== "application/json" && !type.endsWith("+json")) {
     throw new AppError("unsupported_media_type", "Send the body as application/json");
   }
-  const declared = Number(request.headers.get("content-length") ?? "0");
-  if (declared > MAX_BODY_BYTES) throw new AppError("payload_too_large", "The body must be at most 1 MiB");
-  const bytes = await request.arrayBuffer();
-  if (bytes.byteLength > MAX_BODY_BYTES) throw new AppError("payload_too_large", "The body must be at most 1 MiB");
+  const bytes = await readBodyUpTo(request, MAX_BODY_BYTES);
+  if (bytes === null) throw new AppError("payload_too_large", "The body must be at most 1 MiB");
   let text: string;
   try {
     text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
