@@ -60,6 +60,9 @@ function sendWebhook(c: ClickRecorder, facts: LazyRequestFacts, link: CompiledLi
     id: `msg_${event.id}`,
     url: link.webhookUrl!,
     secret: link.webhookSecret!,
+    accountId: link.accountId,
+    linkId: link.id,
+    linkVersion: link.updatedAt,
     payload: {
       event: "link.clicked", slug: link.slug, target: link.rawTarget, destination, timestamp: new Date(event.ts).toISOString(),
       country, device: info.device, browser: info.browser, referrer: event.referrer,

@@ -10,7 +10,7 @@
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
 import type { ClickIntake } from "../ports.ts";
-import type { WebhookResult } from "../webhooks/sender.ts";
+import { WEBHOOK_RESULTS, type WebhookResult } from "../webhooks/sender.ts";
 import { withTimeout } from "../time.ts";
 
 export type ProcessRole = "embedded" | "control" | "redirector";
@@ -25,8 +25,6 @@ export const REDIRECT_LATENCY_BUCKETS = [
 ];
 
 export const API_LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
-
-const WEBHOOK_RESULTS: WebhookResult[] = ["delivered", "failed", "refused", "dropped"];
 
 /** Status code → index into REDIRECT_OUTCOMES, precomputed so counting is one array read. */
 const OUTCOME_INDEX = (() => {
@@ -185,7 +183,7 @@ export class Metrics {
 
     this.webhookDeliveries = new Counter({
       name: "clink_webhook_deliveries_total",
-      help: "Click webhook deliveries by result (delivered: 2xx; failed: error, timeout or non-2xx; refused: SSRF guard; dropped: queue full)",
+      help: "Click webhook deliveries by result (delivered: 2xx; failed: error, timeout or non-2xx; refused: SSRF guard; dropped: oldest of a full queue; backed_off: its link's endpoint backing off or paused)",
       labelNames: ["result"],
       registers,
     });

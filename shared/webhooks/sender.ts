@@ -2,6 +2,12 @@
  * Click webhooks, sent off the hot path (design §2 step 6, §4): fire-and-forget, a bounded queue, bounded
  * concurrency, a short timeout, no redirects, and the SSRF guard applied to every delivery.
  *
+ * No account can hold up another's webhooks: deliveries wait in one queue per account, served in turn, with at
+ * most 2 in flight per account and 4 per destination host besides the global 8 (fair-queue.ts). A link whose
+ * endpoint fails or hangs is backed off and, when it keeps failing, paused (endpoint-health.ts); `onPause`
+ * stores that on the link, so every process stops sending and the owner sees why. These are per process: in
+ * scale mode each redirector is fair among the clicks it serves; the pause is stored and seen by all.
+ *
  * DNS rebinding: the target is resolved and checked when its delivery starts, and the request then goes to the
  * checked address itself, never to the name (which could resolve differently a moment later):
  * - http: `http://<address>:<port><path>` with the original `Host` header;
@@ -11,10 +17,18 @@
  * to the address we pinned; the proxy itself is trusted by the operator.
  */
 import { randomUUID } from "node:crypto";
+import { EndpointHealth, DEFAULT_HEALTH_POLICY, type HealthPolicy } from "./endpoint-health.ts";
+import { FairQueue } from "./fair-queue.ts";
 import { checkWebhookTarget, type ResolveHost } from "./ssrf.ts";
 import { signWebhook } from "./sign.ts";
 
-export type WebhookResult = "delivered" | "failed" | "refused" | "dropped";
+/** Every outcome a job can have (metrics label values). */
+export const WEBHOOK_RESULTS = ["delivered", "failed", "refused", "dropped", "backed_off"] as const;
+/**
+ * delivered: 2xx; failed: error, timeout or non-2xx; refused: by the SSRF guard; dropped: the oldest waiting
+ * delivery of a full queue; backed_off: not sent because its link's endpoint is backing off or paused.
+ */
+export type WebhookResult = (typeof WEBHOOK_RESULTS)[number];
 
 export interface WebhookJob {
   url: string;
@@ -24,6 +38,23 @@ export interface WebhookJob {
   payload: object;
   /** `webhook-id`; pass a stable id (e.g. the click id) so receivers can de-duplicate. Default: a fresh one. */
   id?: string;
+  /** The link's owner: whose queue the delivery waits in. */
+  accountId: string;
+  /** The link: failures are counted, backed off and paused per link. */
+  linkId: string;
+  /** The link's version (its updatedAt): a newer one starts the link's failure count afresh. */
+  linkVersion: number;
+}
+
+/** A link whose endpoint kept failing: to be stored on the link, so no process sends for it until the owner acts. */
+export interface WebhookPause {
+  linkId: string;
+  /** The webhookUrl that failed: a link whose URL has changed since is not paused. */
+  url: string;
+  /** In words, for the owner. */
+  reason: string;
+  /** When (the sender's clock), ms. */
+  at: number;
 }
 
 export interface WebhookSenderOptions {
@@ -31,12 +62,24 @@ export interface WebhookSenderOptions {
   allowPrivate: boolean;
   /** Deliveries in flight at once. Default 8. */
   concurrency?: number;
+  /** Deliveries in flight at once for one account. Default 2. */
+  perAccount?: number;
+  /** Deliveries in flight at once to one host (name and port). Default 4. */
+  perHost?: number;
   /** Whole-delivery budget (DNS + connect + response headers), ms. Default 5000 (design §4: at most 5 s). */
   timeoutMs?: number;
-  /** Deliveries waiting beyond the in-flight ones; more are dropped. Default 10000. */
+  /** Deliveries waiting, in all; beyond it the oldest of the fullest account queue is dropped. Default 10000. */
   maxQueue?: number;
+  /** Deliveries waiting for one account; beyond it that account's oldest is dropped. Default 1000. */
+  maxQueuePerAccount?: number;
+  /** Backoff and pause thresholds (endpoint-health.ts). */
+  health?: HealthPolicy;
+  /** Clock for backoff and pauses; default Date.now. */
+  now?: () => number;
   /** Called once per job with its outcome (metrics, tests). */
   onResult?: (result: WebhookResult) => void;
+  /** Called once when a link's endpoint is paused; may return a promise (its failure is ignored: deliveries stay paused here). */
+  onPause?: (pause: WebhookPause) => unknown;
   /** Host resolver for the SSRF check; default: the system resolver. */
   resolve?: ResolveHost;
   /** PEM CA certificate(s) trusted for https targets instead of the default roots (private PKI, tests). */
@@ -57,9 +100,28 @@ interface Delivery {
   secret: string;
   body: string;
   id: string;
+  account: string;
+  host: string;
+  linkId: string;
+  linkVersion: number;
 }
 
+type Outcome = { result: "delivered" } | { result: "failed" | "refused"; failure: string };
+
 const USER_AGENT = "clink-webhooks/1";
+
+/** `host:port` of an absolute URL by slicing (send() runs on the redirect path: no URL parse there). */
+export function hostOf(url: string): string {
+  const from = url.indexOf("//") + 2;
+  let end = from;
+  while (end < url.length) {
+    const c = url.charCodeAt(end);
+    if (c === 47 /* / */ || c === 63 /* ? */ || c === 35 /* # */) break;
+    end++;
+  }
+  const authority = url.slice(from, end);
+  return authority.slice(authority.lastIndexOf("@") + 1).toLowerCase();
+}
 
 /** Rejects with the signal's reason when it aborts first (DNS lookups cannot be aborted, only abandoned). */
 function beforeDeadline<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
@@ -80,18 +142,67 @@ function beforeDeadline<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
   });
 }
 
-export function createWebhookSender(opts: WebhookSenderOptions): WebhookSender {
-  const concurrency = Math.max(1, opts.concurrency ?? 8);
-  const timeoutMs = opts.timeoutMs ?? 5000;
-  const maxQueue = opts.maxQueue ?? 10_000;
+/** A failed request in words for the link's owner: an error code at most, never an address or a message. */
+function failureOf(e: unknown, signal: AbortSignal, timeoutMs: number): string {
+  if (signal.aborted) return `no answer within ${timeoutMs / 1000} s`;
+  const code = (e as { code?: unknown } | null)?.code;
+  return typeof code === "string" && /^[A-Za-z0-9_]{1,64}$/.test(code) ? `could not connect (${code})` : "could not connect";
+}
 
-  let queue: (Delivery | undefined)[] = [];
-  let head = 0; // index of the next delivery; avoids O(n) shift()
-  let active = 0;
+async function deliver(d: Delivery, opts: WebhookSenderOptions, timeoutMs: number): Promise<Outcome> {
+  const signal = AbortSignal.timeout(timeoutMs);
+  try {
+    const check = await beforeDeadline(checkWebhookTarget(d.url, opts.allowPrivate, opts.resolve), signal);
+    if (!check.ok) return { result: "refused", failure: `refused: ${check.reason}` };
+
+    const target = new URL(d.url);
+    const hostHeader = target.host;
+    const name = target.hostname;
+    const isName = !name.startsWith("[") && !/^[\d.]+$/.test(name);
+    target.hostname = check.address.includes(":") ? `[${check.address}]` : check.address;
+
+    const timestamp = Math.floor(Date.now() / 1000);
+    const init: BunFetchRequestInit = {
+      method: "POST",
+      redirect: "manual",
+      signal,
+      body: d.body,
+      headers: {
+        host: hostHeader,
+        "content-type": "application/json",
+        "user-agent": USER_AGENT,
+        "webhook-id": d.id,
+        "webhook-timestamp": String(timestamp),
+        "webhook-signature": signWebhook(d.secret, d.id, timestamp, d.body),
+      },
+    };
+    if (target.protocol === "https:") {
+      init.tls = {};
+      if (isName) init.tls.serverName = name;
+      if (opts.tlsCa) init.tls.ca = opts.tlsCa;
+    }
+    const res = await fetch(target, init);
+    // The answer's body is of no interest; release the connection.
+    await res.body?.cancel().catch(() => {});
+    return res.status >= 200 && res.status < 300 ? { result: "delivered" } : { result: "failed", failure: `answered HTTP ${res.status}` };
+  } catch (e) {
+    return { result: "failed", failure: failureOf(e, signal, timeoutMs) };
+  }
+}
+
+export function createWebhookSender(opts: WebhookSenderOptions): WebhookSender {
+  const timeoutMs = opts.timeoutMs ?? 5000;
+  const now = opts.now ?? Date.now;
+  const queue = new FairQueue<Delivery>({
+    concurrency: Math.max(1, opts.concurrency ?? 8),
+    perAccount: Math.max(1, opts.perAccount ?? 2),
+    perHost: Math.max(1, opts.perHost ?? 4),
+    accountQueue: Math.max(1, opts.maxQueuePerAccount ?? 1000),
+    totalQueue: Math.max(1, opts.maxQueue ?? 10_000),
+  });
+  const health = new EndpointHealth(opts.health ?? DEFAULT_HEALTH_POLICY);
   let pumpScheduled = false;
   let idleWaiters: (() => void)[] = [];
-
-  const queued = () => queue.length - head;
 
   function report(result: WebhookResult): void {
     try {
@@ -101,99 +212,74 @@ export function createWebhookSender(opts: WebhookSenderOptions): WebhookSender {
     }
   }
 
-  async function deliver(d: Delivery): Promise<WebhookResult> {
-    const signal = AbortSignal.timeout(timeoutMs);
+  function pause(d: Delivery, reason: string): void {
     try {
-      const check = await beforeDeadline(checkWebhookTarget(d.url, opts.allowPrivate, opts.resolve), signal);
-      if (!check.ok) return "refused";
-
-      const target = new URL(d.url);
-      const hostHeader = target.host;
-      const name = target.hostname;
-      const isName = !name.startsWith("[") && !/^[\d.]+$/.test(name);
-      target.hostname = check.address.includes(":") ? `[${check.address}]` : check.address;
-
-      const timestamp = Math.floor(Date.now() / 1000);
-      const init: BunFetchRequestInit = {
-        method: "POST",
-        redirect: "manual",
-        signal,
-        body: d.body,
-        headers: {
-          host: hostHeader,
-          "content-type": "application/json",
-          "user-agent": USER_AGENT,
-          "webhook-id": d.id,
-          "webhook-timestamp": String(timestamp),
-          "webhook-signature": signWebhook(d.secret, d.id, timestamp, d.body),
-        },
-      };
-      if (target.protocol === "https:") {
-        init.tls = {};
-        if (isName) init.tls.serverName = name;
-        if (opts.tlsCa) init.tls.ca = opts.tlsCa;
-      }
-      const res = await fetch(target, init);
-      // The answer's body is of no interest; release the connection.
-      await res.body?.cancel().catch(() => {});
-      return res.status >= 200 && res.status < 300 ? "delivered" : "failed";
+      void Promise.resolve(opts.onPause?.({ linkId: d.linkId, url: d.url, reason, at: now() })).catch(() => {});
     } catch {
-      return "failed";
+      // Stays paused in this process; the next process to reach the threshold stores it.
     }
   }
 
   function settle(): void {
-    if (active === 0 && queued() === 0 && idleWaiters.length) {
+    if (queue.inFlight === 0 && queue.queued === 0 && idleWaiters.length) {
       const waiters = idleWaiters;
       idleWaiters = [];
       for (const w of waiters) w();
     }
   }
 
+  function finished(d: Delivery, outcome: Outcome): void {
+    queue.finish(d);
+    if (outcome.result === "delivered") health.succeeded(d.linkId);
+    else {
+      const paused = health.failed(d.linkId, d.linkVersion, now(), outcome.failure);
+      if (paused !== null) pause(d, paused);
+    }
+    report(outcome.result);
+    pump();
+    settle();
+  }
+
   function pump(): void {
     pumpScheduled = false;
-    while (active < concurrency && head < queue.length) {
-      const d = queue[head]!;
-      queue[head++] = undefined;
-      if (head === queue.length) {
-        queue = [];
-        head = 0;
-      } else if (head >= 1024 && head * 2 >= queue.length) {
-        queue = queue.slice(head);
-        head = 0;
+    for (let d = queue.take(); d !== undefined; d = queue.take()) {
+      if (!health.allows(d.linkId, d.linkVersion, now())) {
+        // Queued before its link backed off: dropped now, without taking a slot.
+        queue.finish(d);
+        report("backed_off");
+        continue;
       }
-      active++;
-      void deliver(d).then((result) => {
-        active--;
-        report(result);
-        pump();
-        settle();
-      });
+      const started = d;
+      void deliver(started, opts, timeoutMs).then((outcome) => finished(started, outcome));
     }
+    settle();
   }
 
   return {
     send(job) {
+      if (!health.allows(job.linkId, job.linkVersion, now())) return report("backed_off");
       let d: Delivery;
       try {
-        if (queued() >= maxQueue) return report("dropped");
-        d = { url: job.url, secret: job.secret, body: JSON.stringify(job.payload), id: job.id ?? `msg_${randomUUID()}` };
+        d = {
+          url: job.url, secret: job.secret, body: JSON.stringify(job.payload), id: job.id ?? `msg_${randomUUID()}`,
+          account: job.accountId, host: hostOf(job.url), linkId: job.linkId, linkVersion: job.linkVersion,
+        };
       } catch {
         return report("failed"); // an unserialisable payload
       }
-      queue.push(d);
+      if (queue.push(d) !== undefined) report("dropped");
       // Start deliveries on a later tick, so send() costs the caller (the redirect) only a push.
-      if (!pumpScheduled && active < concurrency) {
+      if (!pumpScheduled) {
         pumpScheduled = true;
         setImmediate(pump);
       }
     },
     drain() {
-      if (active === 0 && queued() === 0) return Promise.resolve();
+      if (queue.inFlight === 0 && queue.queued === 0) return Promise.resolve();
       return new Promise<void>((resolve) => idleWaiters.push(resolve));
     },
     pending() {
-      return queued() + active;
+      return queue.queued + queue.inFlight;
     },
   };
 }

@@ -3,8 +3,9 @@
  * followed, timeout, bounded concurrency and queue, and delivery to the checked address (DNS pinning) over http and
  * https.
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { createWebhookSender, type WebhookResult, type WebhookSenderOptions } from "../../shared/webhooks/sender.ts";
+import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
+import { DEFAULT_HEALTH_POLICY } from "../../shared/webhooks/endpoint-health.ts";
+import { createWebhookSender, type WebhookJob, type WebhookPause, type WebhookResult, type WebhookSenderOptions } from "../../shared/webhooks/sender.ts";
 import { generateWebhookSecret, verifyWebhook } from "../../shared/webhooks/sign.ts";
 
 // Test-only self-signed certificate for "hooks.test" (valid 2020–2120); its key protects nothing.
@@ -31,6 +32,10 @@ interface Received {
   host: string | null;
   headers: Headers;
   body: string;
+  /** performance.now() when the request arrived. */
+  at: number;
+  /** For /hold: when the sender gave up on the request, else null. */
+  abortedAt: number | null;
 }
 
 /** A receiver on 127.0.0.1 whose paths behave differently; it records what it got and the peak concurrency. */
@@ -46,7 +51,8 @@ function startReceiver(tls?: { cert: string; key: string }) {
     tls,
     async fetch(req) {
       const url = new URL(req.url);
-      received.push({ path: url.pathname, host: req.headers.get("host"), headers: req.headers, body: await req.text() });
+      const got: Received = { path: url.pathname, host: req.headers.get("host"), headers: req.headers, body: await req.text(), at: performance.now(), abortedAt: null };
+      received.push(got);
       switch (url.pathname) {
         case "/ok":
           return new Response(null, { status: 204 });
@@ -56,6 +62,10 @@ function startReceiver(tls?: { cert: string; key: string }) {
           return new Response(null, { status: 302, headers: { location: "/landed" } });
         case "/hang":
           await hung;
+          return new Response("too late");
+        case "/hold": // never answers; notes when the sender gives up
+          await new Promise<void>((r) => req.signal.addEventListener("abort", () => r(), { once: true }));
+          got.abortedAt = performance.now();
           return new Response("too late");
         case "/slow":
           inFlight++;
@@ -72,6 +82,7 @@ function startReceiver(tls?: { cert: string; key: string }) {
     server,
     received,
     peak: () => maxInFlight,
+    resetPeak: () => void (maxInFlight = 0),
     stop() {
       releaseHung();
       server.stop(true);
@@ -94,6 +105,9 @@ function sender(opts: Partial<WebhookSenderOptions> = {}) {
 const secret = generateWebhookSecret();
 const payload = { event: "link.clicked", slug: "abc", target: "https://example.com/", country: "US", device: "mobile" };
 
+/** A delivery to `url`, for one account's link (the same link for the same url unless given). */
+const job = (url: string, o: Partial<WebhookJob> = {}): WebhookJob => ({ url, secret, payload, accountId: "acct-1", linkId: `link:${url}`, linkVersion: 1, ...o });
+
 describe("webhook sender", () => {
   let rx: ReturnType<typeof startReceiver>;
   let base: string;
@@ -106,7 +120,7 @@ describe("webhook sender", () => {
   test("delivers a signed POST that verifies, to the checked address with the original Host", async () => {
     const { s, results } = sender();
     rx.received.length = 0;
-    s.send({ url: `${base}/ok?via=test`, secret, payload, id: "click_123" });
+    s.send(job(`${base}/ok?via=test`, { id: "click_123" }));
     expect(s.pending()).toBe(1);
     await s.drain();
     expect(results).toEqual(["delivered"]);
@@ -128,8 +142,8 @@ describe("webhook sender", () => {
   test("each message gets its own webhook-id by default", async () => {
     const { s } = sender();
     rx.received.length = 0;
-    s.send({ url: `${base}/ok`, secret, payload });
-    s.send({ url: `${base}/ok`, secret, payload });
+    s.send(job(`${base}/ok`));
+    s.send(job(`${base}/ok`));
     await s.drain();
     const ids = rx.received.map((r) => r.headers.get("webhook-id"));
     expect(ids[0]).toMatch(/^msg_/);
@@ -138,7 +152,7 @@ describe("webhook sender", () => {
 
   test("the system resolver works too (localhost, private allowed)", async () => {
     const { s, results } = sender({ resolve: undefined });
-    s.send({ url: `http://localhost:${rx.server.port}/ok`, secret, payload });
+    s.send(job(`http://localhost:${rx.server.port}/ok`));
     await s.drain();
     expect(results).toEqual(["delivered"]);
   });
@@ -146,9 +160,9 @@ describe("webhook sender", () => {
   test("a loopback target is refused when private targets are not allowed, and nothing is sent", async () => {
     const { s, results } = sender({ allowPrivate: false });
     rx.received.length = 0;
-    s.send({ url: `${base}/ok`, secret, payload });
-    s.send({ url: `http://127.0.0.1:${rx.server.port}/ok`, secret, payload });
-    s.send({ url: `http://[::ffff:7f00:1]:${rx.server.port}/ok`, secret, payload });
+    s.send(job(`${base}/ok`));
+    s.send(job(`http://127.0.0.1:${rx.server.port}/ok`));
+    s.send(job(`http://[::ffff:7f00:1]:${rx.server.port}/ok`));
     await s.drain();
     expect(results).toEqual(["refused", "refused", "refused"]);
     expect(rx.received).toHaveLength(0);
@@ -157,7 +171,7 @@ describe("webhook sender", () => {
   test("a 302 answer is not followed and counts as failed", async () => {
     const { s, results } = sender();
     rx.received.length = 0;
-    s.send({ url: `${base}/redirect`, secret, payload });
+    s.send(job(`${base}/redirect`));
     await s.drain();
     expect(results).toEqual(["failed"]);
     expect(rx.received.map((r) => r.path)).toEqual(["/redirect"]);
@@ -165,7 +179,7 @@ describe("webhook sender", () => {
 
   test("a non-2xx answer counts as failed", async () => {
     const { s, results } = sender();
-    s.send({ url: `${base}/error`, secret, payload });
+    s.send(job(`${base}/error`));
     await s.drain();
     expect(results).toEqual(["failed"]);
   });
@@ -173,7 +187,7 @@ describe("webhook sender", () => {
   test("a receiver that hangs is abandoned at the timeout", async () => {
     const { s, results } = sender({ timeoutMs: 300 });
     const t0 = performance.now();
-    s.send({ url: `${base}/hang`, secret, payload });
+    s.send(job(`${base}/hang`));
     await s.drain();
     const elapsed = performance.now() - t0;
     expect(results).toEqual(["failed"]);
@@ -183,15 +197,17 @@ describe("webhook sender", () => {
 
   test("a resolver that hangs is abandoned at the timeout too", async () => {
     const { s, results } = sender({ timeoutMs: 300, resolve: () => new Promise(() => {}) });
-    s.send({ url: "http://slow-dns.test/hook", secret, payload });
+    s.send(job("http://slow-dns.test/hook"));
     await s.drain();
     expect(results).toEqual(["failed"]);
   });
 
   test("no more than `concurrency` deliveries are in flight at once", async () => {
     const { s, results } = sender({ concurrency: 3 });
+    rx.resetPeak();
     const t0 = performance.now();
-    for (let i = 0; i < 12; i++) s.send({ url: `${base}/slow`, secret, payload });
+    // Six accounts, so neither the per-account cap (2) nor the per-host one (4) is what binds.
+    for (let i = 0; i < 12; i++) s.send(job(`${base}/slow`, { accountId: `acct-${i % 6}` }));
     expect(s.pending()).toBe(12);
     await s.drain();
     expect(results).toEqual(Array(12).fill("delivered"));
@@ -199,34 +215,167 @@ describe("webhook sender", () => {
     expect(performance.now() - t0).toBeGreaterThanOrEqual(350); // 4 waves of 100 ms
   });
 
-  test("beyond maxQueue waiting deliveries, new ones are dropped at once", async () => {
+  test("beyond maxQueue waiting deliveries, the oldest waiting are dropped", async () => {
     const { s, results } = sender({ concurrency: 1, maxQueue: 2 });
-    for (let i = 0; i < 5; i++) s.send({ url: `${base}/ok`, secret, payload });
+    rx.received.length = 0;
+    for (let i = 0; i < 5; i++) s.send(job(`${base}/ok`, { id: `msg_${i}` }));
     expect(results).toEqual(["dropped", "dropped", "dropped"]);
     await s.drain();
     expect(results).toEqual(["dropped", "dropped", "dropped", "delivered", "delivered"]);
+    expect(rx.received.map((r) => r.headers.get("webhook-id"))).toEqual(["msg_3", "msg_4"]);
+  });
+
+  test("an account over its own queue bound loses its oldest waiting, and only it", async () => {
+    const { s, results } = sender({ concurrency: 1, maxQueuePerAccount: 2 });
+    rx.received.length = 0;
+    for (let i = 0; i < 5; i++) s.send(job(`${base}/ok`, { id: `a_${i}`, accountId: "acct-a" }));
+    s.send(job(`${base}/ok`, { id: "b_0", accountId: "acct-b" }));
+    await s.drain();
+    expect(results.filter((r) => r === "dropped")).toHaveLength(3);
+    expect(rx.received.map((r) => r.headers.get("webhook-id")).sort()).toEqual(["a_3", "a_4", "b_0"]);
+  });
+
+  test("accounts take turns: with one slot, A's backlog and B's deliveries alternate", async () => {
+    const { s } = sender({ concurrency: 1 });
+    rx.received.length = 0;
+    for (let i = 0; i < 4; i++) s.send(job(`${base}/ok`, { id: `a_${i}`, accountId: "acct-a" }));
+    for (let i = 0; i < 2; i++) s.send(job(`${base}/ok`, { id: `b_${i}`, accountId: "acct-b" }));
+    await s.drain();
+    expect(rx.received.map((r) => r.headers.get("webhook-id"))).toEqual(["a_0", "b_0", "a_1", "b_1", "a_2", "a_3"]);
+  });
+
+  test("at most `perAccount` of one account's deliveries are in flight, and `perHost` to one host", async () => {
+    const one = sender({ concurrency: 8 });
+    rx.resetPeak();
+    for (let i = 0; i < 6; i++) one.s.send(job(`${base}/slow`, { accountId: "acct-a" }));
+    await one.s.drain();
+    expect(rx.peak()).toBe(2);
+
+    // Twelve accounts, one host: the host's cap binds before the global one.
+    const many = sender({ concurrency: 8 });
+    rx.resetPeak();
+    for (let i = 0; i < 12; i++) many.s.send(job(`${base}/slow`, { accountId: `acct-${i}` }));
+    await many.s.drain();
+    expect(rx.peak()).toBe(4);
+    expect([...one.results, ...many.results]).toEqual(Array(18).fill("delivered"));
   });
 
   test("send() never throws: bad URL, unserialisable payload, throwing onResult", async () => {
     const { s, results } = sender();
     const cyclic: Record<string, unknown> = {};
     cyclic.self = cyclic;
-    expect(() => s.send({ url: "not a url", secret, payload })).not.toThrow();
-    expect(() => s.send({ url: `${base}/ok`, secret, payload: cyclic })).not.toThrow();
-    expect(() => s.send({ url: "ftp://hooks.test/x", secret, payload })).not.toThrow();
+    expect(() => s.send(job("not a url"))).not.toThrow();
+    expect(() => s.send(job(`${base}/ok`, { payload: cyclic }))).not.toThrow();
+    expect(() => s.send(job("ftp://hooks.test/x"))).not.toThrow();
     await s.drain();
     expect(results.sort()).toEqual(["failed", "refused", "refused"]);
 
     const throwing = createWebhookSender({ allowPrivate: true, resolve, onResult: () => { throw new Error("boom"); } });
-    throwing.send({ url: `${base}/ok`, secret, payload });
+    throwing.send(job(`${base}/ok`));
     await throwing.drain();
     expect(throwing.pending()).toBe(0);
   });
+
+  test.each([40, 200])("%i deliveries to account A's endpoint that never answers, then one for B: B's arrives before any of A's is given up on", async (burst) => {
+    const { s, results } = sender({ timeoutMs: 1_500 });
+    const start = rx.received.length;
+    for (let i = 0; i < burst; i++) s.send(job(`${base}/hold`, { accountId: "acct-a", linkId: "link-a" }));
+    s.send(job(`${base}/ok?for=b`, { accountId: "acct-b", linkId: "link-b" }));
+    const mine = () => rx.received.slice(start);
+    const arrivedForB = () => mine().find((r) => r.path === "/ok");
+    // One shared queue started B's only after A's backlog ahead of it: several rounds of the timeout.
+    for (let i = 0; i < 400 && !arrivedForB(); i++) await Bun.sleep(25);
+    const b = arrivedForB();
+    expect(b).toBeDefined();
+    const givenUpBeforeB = mine().filter((r) => r.path === "/hold" && r.abortedAt !== null && r.abortedAt < b!.at);
+    expect(givenUpBeforeB).toHaveLength(0);
+    await s.drain();
+    // A held two slots (its cap); once they timed out, its link backed off and the rest of its backlog was dropped.
+    expect(mine().filter((r) => r.path === "/hold")).toHaveLength(2);
+    const count = (r: WebhookResult) => results.filter((x) => x === r).length;
+    expect([count("delivered"), count("failed"), count("backed_off")]).toEqual([1, 2, burst - 2]);
+  }, 60_000);
 
   test("drain() on an idle sender resolves at once", async () => {
     const { s } = sender();
     await s.drain();
     expect(s.pending()).toBe(0);
+  });
+});
+
+describe("backoff and pause of a failing endpoint, on a test clock", () => {
+  let rx: ReturnType<typeof startReceiver>;
+  let base: string;
+  let t: number;
+  const now = () => t;
+  beforeAll(() => {
+    rx = startReceiver();
+    base = `http://hooks.test:${rx.server.port}`;
+  });
+  beforeEach(() => {
+    t = 0;
+    rx.received.length = 0;
+  });
+  afterAll(() => rx.stop());
+
+  test("consecutive failures back the link off, doubling; its deliveries meanwhile are dropped as backed_off, other links go", async () => {
+    const { s, results } = sender({ now });
+    for (const at of [0, 500, 999, 1_000, 2_999, 3_000]) {
+      t = at;
+      s.send(job(`${base}/error`));
+      await s.drain();
+    }
+    expect(results).toEqual(["failed", "backed_off", "backed_off", "failed", "backed_off", "failed"]);
+    expect(rx.received).toHaveLength(3);
+    s.send(job(`${base}/ok`)); // another link of the same account
+    await s.drain();
+    expect(results.at(-1)).toBe("delivered");
+  });
+
+  test("an endpoint failing 20 times over 10 minutes is paused once, reported with its URL and reason; a newer link version is sent again", async () => {
+    const pauses: WebhookPause[] = [];
+    const { s, results } = sender({ now, onPause: (p) => void pauses.push(p) });
+    for (let i = 0; i < 25; i++, t += 60_000) {
+      s.send(job(`${base}/error`, { linkId: "l-err" }));
+      await s.drain();
+    }
+    expect(rx.received).toHaveLength(20);
+    expect(results.slice(19)).toEqual(["failed", "backed_off", "backed_off", "backed_off", "backed_off", "backed_off"]);
+    const reason = "20 deliveries in a row failed over 19 minutes; the last: answered HTTP 500. Set the webhook URL again to resume.";
+    expect(pauses).toEqual([{ linkId: "l-err", url: `${base}/error`, reason, at: 19 * 60_000 }]);
+
+    s.send(job(`${base}/error`, { linkId: "l-err", linkVersion: 2 }));
+    await s.drain();
+    expect(rx.received).toHaveLength(21);
+  });
+
+  test("the reason names what failed: no answer in time, or the SSRF guard's refusal", async () => {
+    const pauses: WebhookPause[] = [];
+    const health = { ...DEFAULT_HEALTH_POLICY, pauseAfterFailures: 1, pauseAfterMs: 0 };
+    const onPause = (p: WebhookPause) => void pauses.push(p);
+    const hanging = sender({ now, health, onPause, timeoutMs: 200 });
+    hanging.s.send(job(`${base}/hold`));
+    await hanging.s.drain();
+    const guarded = sender({ now, health, onPause, allowPrivate: false });
+    guarded.s.send(job(`${base}/ok`));
+    await guarded.s.drain();
+    expect(pauses.map((p) => p.reason.split("; the last: ")[1])).toEqual([
+      "no answer within 0.2 s. Set the webhook URL again to resume.",
+      expect.stringMatching(/^refused: .*hooks\.test.*\. Set the webhook URL again to resume\.$/),
+    ]);
+  });
+
+  test("an onPause that throws or rejects changes nothing: the link stays paused here", async () => {
+    const health = { ...DEFAULT_HEALTH_POLICY, pauseAfterFailures: 1, pauseAfterMs: 0 };
+    for (const onPause of [() => { throw new Error("store down"); }, () => Promise.reject(new Error("store down"))]) {
+      const { s, results } = sender({ now, health, onPause });
+      s.send(job(`${base}/error`));
+      await s.drain();
+      t += 3_600_000;
+      s.send(job(`${base}/error`));
+      await s.drain();
+      expect(results).toEqual(["failed", "backed_off"]);
+    }
   });
 });
 
@@ -239,7 +388,7 @@ describe("webhook sender over https", () => {
 
   test("pins the checked address while TLS still verifies the certificate against the host name", async () => {
     const { s, results } = sender({ tlsCa: TEST_CERT });
-    s.send({ url: `https://hooks.test:${rx.server.port}/ok`, secret, payload });
+    s.send(job(`https://hooks.test:${rx.server.port}/ok`));
     await s.drain();
     expect(results).toEqual(["delivered"]);
     const [got] = rx.received;
@@ -250,7 +399,7 @@ describe("webhook sender over https", () => {
   test("a certificate that does not match the name fails (no silent downgrade to the IP)", async () => {
     const { s, results } = sender({ tlsCa: TEST_CERT });
     rx.received.length = 0;
-    s.send({ url: `https://127.0.0.1:${rx.server.port}/ok`, secret, payload });
+    s.send(job(`https://127.0.0.1:${rx.server.port}/ok`));
     await s.drain();
     expect(results).toEqual(["failed"]);
     expect(rx.received).toHaveLength(0);
@@ -258,7 +407,7 @@ describe("webhook sender over https", () => {
 
   test("an untrusted certificate fails", async () => {
     const { s, results } = sender();
-    s.send({ url: `https://hooks.test:${rx.server.port}/ok`, secret, payload });
+    s.send(job(`https://hooks.test:${rx.server.port}/ok`));
     await s.drain();
     expect(results).toEqual(["failed"]);
   });

@@ -45,7 +45,7 @@ beforeAll(async () => {
       const d: Delivery = { path: url.pathname, method: req.method, headers: req.headers, body: await req.text(), at: Date.now(), abortedAt: null };
       deliveries.push(d);
       if (url.pathname === "/redirect") return new Response(null, { status: 302, headers: { location: "/landed" } });
-      if (url.pathname === "/hang") {
+      if (url.pathname.startsWith("/hang")) {
         await new Promise<void>((resolve) => req.signal.addEventListener("abort", () => resolve(), { once: true }));
         d.abortedAt = Date.now();
         return new Response(null, { status: 204 });
@@ -209,6 +209,24 @@ describe("delivery", () => {
     expect(waited).toBeGreaterThan(4_000);
     expect(waited).toBeLessThan(6_500);
   }, 15_000);
+
+  test("40 clicks for account A whose endpoint never answers do not delay account B's webhook", async () => {
+    const [a, b] = await Promise.all(["burst-a@example.com", "burst-b@example.com"].map(async (email) => api(server, await createKey(server, email))));
+    const slug = (who: string) => `fair-${who}-${Date.now().toString(36)}`;
+    const linkA = (await a.post("/api/v1/links", { slug: slug("a"), url: "https://example.com/a", webhookUrl: `${hookBase}/hang-a` })).body;
+    const linkB = (await b.post("/api/v1/links", { slug: slug("b"), url: "https://example.com/b", webhookUrl: `${hookBase}/fair-b` })).body;
+    const statuses = await Promise.all(Array.from({ length: 40 }, () => visit(linkA.slug).then((r) => r.status)));
+    expect(statuses).toEqual(Array(40).fill(302));
+    expect((await visit(linkB.slug)).status).toBe(302);
+
+    // One shared queue (8 in flight, 5 s timeout) sent B's only after rounds of A's: 25 s for 40 clicks.
+    const [forB] = await received("/fair-b", 1, 0);
+    expect(forB).toBeDefined();
+    const heldForA = at("/hang-a");
+    // When B's arrived, A's first deliveries were still held (none given up on yet) and A had only its share.
+    expect(heldForA.filter((d) => d.abortedAt !== null && d.abortedAt < forB.at)).toHaveLength(0);
+    expect(heldForA.filter((d) => d.at <= forB.at).length).toBeLessThanOrEqual(2);
+  }, 30_000);
 
   test("a redirect answer is not followed", async () => {
     const link = await createLink({ url: "https://example.com/r", webhookUrl: `${hookBase}/redirect` });
