@@ -1,12 +1,15 @@
 /** What every control-plane service receives: parsed config, the two storage ports and a clock. */
 import type { Config } from "../shared/config.ts";
 import type { HotState, Store } from "../shared/ports.ts";
+import type { ResolveHost } from "../shared/webhooks/ssrf.ts";
 
 export interface Deps {
   config: Config;
   store: Store;
   hot: HotState;
   now: () => number;
+  /** How webhook targets' hosts are resolved when a link sets one: the system's DNS unless a test gives its own. */
+  resolveHost?: ResolveHost;
 }
 
 /** The authenticated caller, as REST, MCP and the dashboard all resolve it. */

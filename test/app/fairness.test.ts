@@ -71,3 +71,34 @@ test("A's 40 concurrent creates with a password, then B's password change: B is 
   // The one-line queue answered B last; fair turns answer it after one or two of A's.
   expect(order.length - 1 - order.indexOf("B")).toBeGreaterThanOrEqual(MOST_STILL_WAITING);
 });
+
+test("A's bulk of 40 webhook links, then B's create with a webhook: B's host is looked up before most of A's", async () => {
+  // A resolver that answers when told, oldest first: it stands in for DNS, which slowed to seconds per name
+  // (B's check then timed out at 3 s and was refused) when one bulk's 500 lookups were sent at once.
+  const lookedUp: string[] = [];
+  const held: (() => void)[] = [];
+  cp.deps.resolveHost = async (host) => {
+    lookedUp.push(host);
+    await new Promise<void>((answer) => held.push(answer));
+    return ["93.184.216.34"];
+  };
+  const hook = (host: string) => `https://${host}/hook`;
+  const bulk = cp.request("POST", "/api/v1/bulk", { key: keyA, json: Array.from({ length: BURST }, (_, i) => ({ url: "https://burst.example.com", webhookUrl: hook(`a${i}.example.net`) })) });
+  while (lookedUp.length === 0) await Bun.sleep(1);
+
+  let singleDone = false;
+  const single = cp.request("POST", "/api/v1/links", { key: keyB, json: { url: "https://single.example.com", webhookUrl: hook("b.example.net") } }).finally(() => (singleDone = true));
+  while (!singleDone) {
+    await Bun.sleep(1);
+    held.shift()?.();
+  }
+  expect((await single).status).toBe(201);
+  // A's lookups not yet started when B's did: none when the checks were not queued; fair turns start B's within the first few.
+  expect(BURST - lookedUp.indexOf("b.example.net")).toBeGreaterThanOrEqual(MOST_STILL_WAITING);
+
+  while (lookedUp.length < BURST + 1 || held.length > 0) {
+    held.shift()?.();
+    await Bun.sleep(0);
+  }
+  expect(await jsonOf(await bulk)).toMatchObject({ created: BURST, failed: 0 });
+});
