@@ -165,6 +165,13 @@ export const LINK_FIELDS = {
   ogImageUrl: optionalAddress("Preview card image.", { label: "Image URL", section: "preview", widget: "url", attrs: 'maxlength="2048"' }),
   /** Generated when the link first gets a webhookUrl (design §3.1). */
   webhookSecret: field({ type: NullableString, codec: "text", initial: null, show: "value" }),
+  /**
+   * Set when the webhook sender paused this link's webhook because its endpoint kept failing
+   * (shared/webhooks/endpoint-health.ts): no process sends for it until the owner sets webhookUrl again.
+   */
+  webhookPausedAt: field({ type: NullableMillis, codec: "int", initial: null, show: "date" }),
+  /** Why, in words for the owner (failures, how long, the last one). */
+  webhookPausedReason: field({ type: NullableString, codec: "text", initial: null, show: "value" }),
   expiredUrl: optionalAddress("Where visitors go (302) once the link is expired, archived or at its click limit, instead of a 410 page.", {
     label: "After the link ends, send visitors to", section: "schedule", widget: "url", hint: "(optional; instead of a 410 page)", attrs: 'maxlength="2048"',
   }),

@@ -154,7 +154,8 @@ export function compileLink(link: LinkRecord): CompiledLink {
     ab,
     needsCountry: rules.some((r) => r.kind === "country"),
     needsDevice: rules.some((r) => r.kind === "device"),
-    webhookUrl: link.webhookUrl,
+    // A paused webhook (its endpoint kept failing) is not sent until the owner sets webhookUrl again.
+    webhookUrl: link.webhookPausedAt === null ? link.webhookUrl : null,
     webhookSecret: link.webhookSecret,
     og: link.serveOg ? { title: link.ogTitle, description: link.ogDescription, imageUrl: link.ogImageUrl } : null,
     expiredUrl: link.expiredUrl ? headerSafeUrl(link.expiredUrl) : null,

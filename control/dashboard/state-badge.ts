@@ -48,3 +48,9 @@ export function stateReason(l: Facts): string {
 export function stateBadge(l: Facts): string {
   return `<span class="status state-${esc(l.state)}" title="${esc(stateReason(l))}">${esc(stateLabel(l.state))}</span>`;
 }
+
+/** "webhook paused 3 Jan 2026 12:00 UTC: <reason>" when the sender paused the link's webhook, else null. */
+export function webhookPauseNote(l: Pick<LinkObject, "webhookPausedAt" | "webhookPausedReason">): string | null {
+  if (l.webhookPausedAt === null) return null;
+  return `webhook paused ${dayAndTime(l.webhookPausedAt)}: ${l.webhookPausedReason ?? "its endpoint kept failing"}`;
+}

@@ -10,7 +10,7 @@ import { htmlResponse } from "./http.ts";
 import { esc, flashBox, fmtDate, layout } from "./layout.ts";
 import { inlineQr, qrDownload } from "./qr.ts";
 import type { SignedInCtx } from "./session.ts";
-import { stateBadge, stateReason } from "./state-badge.ts";
+import { stateBadge, stateReason, webhookPauseNote } from "./state-badge.ts";
 
 const linkPath = (slug: string) => `/dashboard/links/${encodeURIComponent(slug)}`;
 const capitalise = (s: string) => (s ? s[0].toUpperCase() + s.slice(1) : s);
@@ -28,6 +28,7 @@ function facts(l: LinkObject): string {
     l.webhookUrl && "webhook",
     (l.utmSource || l.utmMedium || l.utmCampaign) && "UTM",
   ].filter(Boolean) as string[];
+  const pause = webhookPauseNote(l);
   return `<dl class="facts">
 ${row("Destination", `<a class="mono" href="${esc(l.target)}" rel="noopener noreferrer" target="_blank">${esc(l.target)}</a>`)}
 ${row("State", `${stateBadge(l)} <span class="small muted">${esc(stateReason(l))}</span>`)}
@@ -35,6 +36,7 @@ ${row("Tags", tags || none)}${row("Folder", folder)}
 ${row("Created", fmtDate(l.createdAt))}
 ${row("Starts", l.startsAt ? fmtDate(l.startsAt) : none)}${row("Expires", l.expiresAt ? fmtDate(l.expiresAt) : none)}
 ${row("Features", extras.length ? esc(extras.join(" · ")) : none)}
+${pause ? row("Webhook", `<span class="status state-paused">paused</span> <span class="small muted">${esc(pause)}</span>`) : ""}
 </dl>`;
 }
 

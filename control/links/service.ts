@@ -46,6 +46,8 @@ function applyChanges(link: LinkRecord, c: LinkChanges, passwordHash: string | n
   const next: LinkRecord = { ...link, ...(fields as Partial<LinkRecord>) };
   if (passwordHash !== undefined) next.passwordHash = passwordHash;
   if (next.webhookUrl && !next.webhookSecret) next.webhookSecret = generateWebhookSecret();
+  // Setting the webhook URL (again, or to another) resumes a webhook the sender paused.
+  if (c.webhookUrl !== undefined) next.webhookPausedAt = next.webhookPausedReason = null;
   return next;
 }
 

@@ -11,6 +11,7 @@ function link(over: Partial<LinkRecord> = {}): LinkRecord {
     createdAt: NOW - HOUR, updatedAt: NOW - HOUR, expiresAt: null, startsAt: null, maxHits: null, hits: 0, passwordHash: null,
     tags: [], folder: null, utmSource: null, utmMedium: null, utmCampaign: null, rules: [], abUrls: [], webhookUrl: null,
     webhookSecret: null, serveOg: false, ogTitle: null, ogDescription: null, ogImageUrl: null, expiredUrl: null, externalId: null,
+    webhookPausedAt: null, webhookPausedReason: null,
     ...over,
   };
 }

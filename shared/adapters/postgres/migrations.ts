@@ -281,6 +281,14 @@ CREATE UNIQUE INDEX links_account_external_id ON links(account_id, external_id) 
 `,
   },
   {
+    version: 10,
+    name: "a link's webhook paused after its endpoint kept failing, and why",
+    sql: `
+ALTER TABLE links ADD COLUMN webhook_paused_at bigint;
+ALTER TABLE links ADD COLUMN webhook_paused_reason text;
+`,
+  },
+  {
     version: 11,
     name: "maxHits reservations: hits taken in blocks before they are served",
     sql: `

@@ -241,6 +241,14 @@ CREATE TRIGGER links_reservation_ends AFTER UPDATE OF max_hits ON links
   BEGIN UPDATE links SET reserved_hits = 0 WHERE id = NEW.id; END;
 `,
   },
+  {
+    version: 9,
+    name: "a link's webhook paused after its endpoint kept failing, and why",
+    sql: `
+ALTER TABLE links ADD COLUMN webhook_paused_at INTEGER;
+ALTER TABLE links ADD COLUMN webhook_paused_reason TEXT;
+`,
+  },
 ];
 
 /** Applies every migration not yet recorded; a no-op when the schema is current. */
