@@ -115,7 +115,7 @@ export function checkAddress(value: string, path: string, ctx: InputContext, out
     return void out.add(path, "must be an absolute http or https URL");
   }
   if (u.protocol !== "http:" && u.protocol !== "https:") return void out.add(path, "must use http or https");
-  if (!u.hostname || !SCHEME_AND_AUTHORITY.test(value)) return void out.add(path, "must be an absolute http or https URL with a host (https://host/...)");
+  if (!u.hostname || !SCHEME_AND_AUTHORITY.test(value.trimStart())) return void out.add(path, "must be an absolute http or https URL with a host (https://host/...)");
   if (BACKSLASH_BEFORE_QUERY.test(value)) return void out.add(path, "must not contain a backslash before its query (browsers read it as /)");
   if (isOwnHost(u, ctx.ownHosts)) return void out.add(path, "must not point to this service's short addresses");
   const safe = headerSafeUrl(value);

@@ -72,6 +72,10 @@ describe("addresses as a browser resolves them", () => {
     expect(refusalOf("https://x.example/a\\b")).toBe("must not contain a backslash before its query (browsers read it as /)");
     expect(refusalOf("https://x.example/a?q=a\\b")).toBeNull();
   });
+  test("spaces around a rule's address are not a relative spelling: it is stored as the address it spells", () => {
+    const c = normaliseChanges({ url: "https://e.com", rules: [{ kind: "device", match: "ios", url: " https://x.example/a " }] }, ctx, "create");
+    expect(c.rules?.[0].url).toBe("https://x.example/a");
+  });
   test("tabs and line breaks inside are refused (browsers drop them)", () => {
     for (const url of ["https://x.exa\tmple/", "http:/\t/s.test/x", "https://x.example/\na"]) expect(refusalOf(url)).toBe("must not contain control characters");
   });
