@@ -58,6 +58,8 @@ export function fullLinkFor(accountId: string, over: Partial<LinkRecord> = {}): 
     ogImageUrl: "https://img.example.com/card.png",
     expiredUrl: "https://example.com/ended?from=clink",
     externalId: `crm:${uid()}`,
+    webhookPausedAt: T0 - 2 * HOUR,
+    webhookPausedReason: "20 deliveries in a row failed over 12 minutes; the last: answered HTTP 500.",
     ...over,
   });
 }

@@ -158,6 +158,7 @@ export function linkObject(slug: string, target: string, fields: Record<string, 
     slug, shortUrl: `${BASE_URL}/${slug}`, target, status: "active", createdAt: iso, updatedAt: iso, expiresAt: null, startsAt: null,
     maxHits: null, hits: 0, hasPassword: false, tags: [], folder: null, utmSource: null, utmMedium: null, utmCampaign: null, rules: [],
     abUrls: [], webhookUrl: null, serveOg: false, ogTitle: null, ogDescription: null, ogImageUrl: null, webhookSecret: null,
+    webhookPausedAt: null, webhookPausedReason: null,
     expiredUrl: null, externalId: null, state: "live", ...fields,
   };
 }
