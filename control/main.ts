@@ -85,12 +85,12 @@ async function main() {
   // one line naming the variable and the fix (shared/observability/startup-checks.ts), not a stack trace.
   const storageStep = config.mode === "scale" ? "database" : "data";
   const { store, hot, description } = await exitOnProblem(storageStep, config, () => openStorage(config));
+  // A control plane without Redis would answer 503 to every API call and drain no click: refuse at start instead.
+  if (config.mode === "scale") await exitOnProblem("redis", config, () => hot.ping());
   const [linkDomains, hasAccounts] = await exitOnProblem(storageStep, config, async () => {
     await store.migrate();
     return Promise.all([store.linkDomains(), store.hasAccounts()]);
   });
-  // Control plane without Redis would answer 503 to every API call and drain no click: refuse at start instead.
-  if (config.mode === "scale") await exitOnProblem("redis", config, () => hot.ping());
   // Embedded: clicks go from the redirector straight to a writer thread, so parsing them and writing SQLite
   // never stall the event loop. Scale mode: the redirectors queue them in Redis and this consumer drains it.
   const clickWriter = config.mode === "embedded" ? await ClickWriterThread.open(sqliteFile(config), config.geoipDb, {

@@ -31,7 +31,7 @@ const CLI_TIMEOUT_MS = 30_000;
  * Every variable shared/config.ts reads. The harness removes them from the inherited environment so a developer's
  * shell (say, DATABASE_URL exported for the Postgres contract tests) cannot silently switch a test to another mode.
  */
-const CONFIG_VARS = [
+export const CONFIG_VARS = [
   "PORT",
   "BASE_URL",
   "DATA_DIR",
@@ -146,7 +146,8 @@ export function freePort(): Promise<number> {
   });
 }
 
-function baseEnv(): Record<string, string> {
+/** The runner's environment without any config variable (see CONFIG_VARS). */
+export function baseEnv(): Record<string, string> {
   const env: Record<string, string> = {};
   for (const [name, value] of Object.entries(process.env)) {
     if (value !== undefined && !CONFIG_VARS.includes(name)) env[name] = value;
