@@ -2,14 +2,17 @@
 # One image for scale mode, two roles: the control plane (default command) and the redirector
 # (`bun run redirector/main.ts`). See docker-compose.yml.
 
+# Base images are pinned to exact versions: a rebuild gets the same runtime until someone changes them here.
 # Dependencies come from package-lock.json, the lockfile this project keeps, so npm installs them.
 # --omit=optional drops the npm copy of the Bun binary (the runtime stage has Bun); no package needs install scripts.
-FROM node:20-bookworm-slim AS deps
+FROM node:20.20.2-bookworm-slim AS deps
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --omit=optional --ignore-scripts --no-audit --no-fund
 
-FROM oven/bun:1 AS runtime
+# The Bun package-lock.json pins (node_modules/bun), so the image runs what `npm start` and the tests run;
+# test/e2e/ops-config.test.ts fails when the two differ.
+FROM oven/bun:1.4.5 AS runtime
 WORKDIR /app
 # MIMALLOC_PURGE_DELAY=-1: Bun's allocator keeps freed pages instead of returning them to the OS every 100 ms
 # (the same default as package.json's start scripts; see the README's Configuration).

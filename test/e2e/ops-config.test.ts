@@ -2,16 +2,15 @@
  * Start-up refuses bad configuration, end to end: each entry point (embedded, control, redirector) run with a
  * bad variable exits with a non-zero code before listening, and its stderr names the variable without ever
  * printing a secret taken from a URL. The embedded default says where its data lives and how to make a key.
+ * The Docker files, read as files (no Docker daemon here): base images pinned, Bun the version package-lock.json
+ * installs, and every variable of the README's Configuration table passed through docker-compose.yml.
  */
 import { afterAll, describe, expect, test } from "bun:test";
-import { rmSync } from "node:fs";
+import { readFileSync, rmSync } from "node:fs";
+import { join } from "node:path";
 import { REPO_ROOT, makeTempDir, startServer } from "../helpers/server.ts";
+import { runToExit } from "../helpers/run-to-exit.ts";
 
-const CONFIG_VARS = [
-  "PORT", "BASE_URL", "DATA_DIR", "DATABASE_URL", "DATABASE_SCHEMA", "REDIS_URL", "REDIS_PREFIX", "REDIS_CLUSTER_NODES",
-  "COUNTRY_HEADER", "GEOIP_DB", "TRUSTED_PROXIES", "WEBHOOK_ALLOW_PRIVATE", "SIGNUP", "RATE_LIMIT_PER_MINUTE", "LOG_LEVEL",
-  "METRICS_TOKEN",
-];
 const SECRET = "Sup3r-Secret-Pw";
 const dataDir = makeTempDir("config");
 
@@ -22,21 +21,8 @@ const ENTRIES = {
 } as const;
 
 /** Runs an entry with `env` on top of a clean environment; it must exit by itself within 10 s. */
-async function runWith(entry: keyof typeof ENTRIES, env: Record<string, string>) {
-  const base: Record<string, string> = {};
-  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !CONFIG_VARS.includes(k)) base[k] = v;
-  const proc = Bun.spawn([process.execPath, "--no-orphans", "run", ...ENTRIES[entry]], {
-    cwd: REPO_ROOT,
-    env: { ...base, DATA_DIR: dataDir, LOG_LEVEL: "info", ...env },
-    stdin: "ignore",
-    stdout: "pipe",
-    stderr: "pipe",
-  });
-  const timer = setTimeout(() => proc.kill("SIGKILL"), 10_000);
-  const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
-  clearTimeout(timer);
-  return { code, stdout, stderr };
-}
+const runWith = (entry: keyof typeof ENTRIES, env: Record<string, string>) =>
+  runToExit([...ENTRIES[entry]], { env: { DATA_DIR: dataDir, LOG_LEVEL: "info", ...env } });
 
 const CASES: { name: string; env: Record<string, string>; variable: string; entries?: (keyof typeof ENTRIES)[] }[] = [
   { name: "PORT that is not a number", env: { PORT: "eighty" }, variable: "PORT" },
@@ -89,4 +75,54 @@ test("the embedded default prints where its data lives and how to create the fir
   } finally {
     await server.stop();
   }
+});
+
+describe("Docker files (read as files)", () => {
+  const read = (path: string) => readFileSync(join(REPO_ROOT, path), "utf8");
+  const compose = Bun.YAML.parse(read("docker-compose.yml")) as {
+    services: Record<string, { image?: string; environment?: Record<string, string> }>;
+  };
+
+  /** Every `NAME` row of the README's Configuration table. */
+  function documentedVariables(): string[] {
+    const readme = read("README.md");
+    const start = readme.indexOf("\n## Configuration\n");
+    const section = readme.slice(start, readme.indexOf("\n## ", start + 1));
+    return [...section.matchAll(/^\| `([A-Z][A-Z0-9_]+)` \|/gm)].map((m) => m[1]);
+  }
+
+  test("the Dockerfile's base images are exact versions, and its Bun is the one package-lock.json installs", () => {
+    const froms = [...read("Dockerfile").matchAll(/^FROM (\S+)/gm)].map((m) => m[1]);
+    const lock = JSON.parse(read("package-lock.json"));
+    const bun = lock.packages["node_modules/bun"].version as string;
+    const range = JSON.parse(read("package.json")).dependencies.bun as string;
+    expect(Bun.semver.satisfies(bun, range)).toBe(true);
+    expect(froms).toContain(`oven/bun:${bun}`);
+    expect(froms.find((f) => f.startsWith("node:"))).toMatch(/^node:20\.\d+\.\d+-bookworm-slim$/);
+  });
+
+  test("compose pins every image it pulls to a version (no bare major, no latest)", () => {
+    const pulled = Object.values(compose.services).map((s) => s.image!).filter((i) => i !== "clink:latest");
+    expect(pulled.map((i) => i.split(":")[0]).sort()).toEqual(["caddy", "postgres", "redis"]);
+    for (const image of pulled) expect(image).toMatch(/^[a-z/]+:\d+\.\d+(\.\d+)?$/);
+  });
+
+  test("compose passes every documented variable through to the processes that read it", () => {
+    const documented = documentedVariables();
+    expect(documented).toContain("METRICS_TOKEN");
+    expect(documented.length).toBeGreaterThanOrEqual(16);
+    // Not passed: DATA_DIR is the embedded default's SQLite directory; scale mode keeps no file.
+    // Fixed, not passed: PORT is 3000 inside the network (Caddy and the health checks use it; CLINK_HTTP_PORT publishes).
+    const controlOnly = ["SIGNUP", "RATE_LIMIT_PER_MINUTE"]; // accounts and the API budget: the redirector has neither
+    const { control, redirector } = compose.services;
+    for (const name of documented.filter((n) => n !== "DATA_DIR")) {
+      const services = controlOnly.includes(name) ? { control } : { control, redirector };
+      for (const [service, s] of Object.entries(services)) {
+        const value = s.environment?.[name];
+        expect(value === undefined ? `${service} lacks ${name}` : "").toBe("");
+        if (name === "PORT") expect(value).toBe("3000");
+        else expect(value).toStartWith(`\${${name}:-`);
+      }
+    }
+  });
 });
