@@ -102,3 +102,40 @@ test("A's bulk of 40 webhook links, then B's create with a webhook: B's host is 
   }
   expect(await jsonOf(await bulk)).toMatchObject({ created: BURST, failed: 0 });
 });
+
+test("A's bulk of 200 plain links, then B's create: B's link is published before most of A's", async () => {
+  // HotState writes held until told, oldest first: they stand in for the process's one Redis connection, where a
+  // bulk's 500 publishes at once queued ~1,500 commands ahead of each of another account's own (1 ms → 48 ms).
+  const published: string[] = [];
+  const held: (() => void)[] = [];
+  const hot = cp.deps.hot;
+  const invalidate = hot.invalidateLink.bind(hot);
+  hot.invalidateLink = async (key) => {
+    published.push(key);
+    await new Promise<void>((go) => held.push(go));
+    return invalidate(key);
+  };
+  try {
+    const rows = 200;
+    const bulk = cp.request("POST", "/api/v1/bulk", { key: keyA, json: Array.from({ length: rows }, (_, i) => ({ url: "https://burst.example.com", slug: `plain-${i}` })) });
+    while (published.length === 0) await Bun.sleep(1);
+
+    let singleDone = false;
+    const single = cp.request("POST", "/api/v1/links", { key: keyB, json: { url: "https://single.example.com", slug: "b-publish" } }).finally(() => (singleDone = true));
+    while (!singleDone) {
+      await Bun.sleep(1);
+      held.shift()?.();
+    }
+    expect((await single).status).toBe(201);
+    // A's publishes not yet started when B's did: none when all of a bulk's were sent at once.
+    expect(rows - published.findIndex((k) => k.endsWith("/b-publish"))).toBeGreaterThanOrEqual(rows / 2);
+
+    while (published.length < rows + 1 || held.length > 0) {
+      held.shift()?.();
+      await Bun.sleep(0);
+    }
+    expect(await jsonOf(await bulk)).toMatchObject({ created: rows, failed: 0 });
+  } finally {
+    delete (hot as Partial<typeof hot>).invalidateLink;
+  }
+});
