@@ -1,8 +1,9 @@
 /**
- * Issue #21, "no account can hurt another": password hashing (two at a time per process) is shared fairly among
- * accounts, so one account's burst of password links waits behind itself. Before, it was one line for everybody:
- * another account's single create waited 36 s behind a 500-password bulk. Assertions are on ordering (how many of
- * the burst's hashes are still waiting when the other account is answered), never on times. Real Argon2id.
+ * Issue #21, "no account can hurt another": per-process work one account's burst can fill is shared fairly, so
+ * the burst waits behind itself. Password hashing (two at a time; real Argon2id): before, one line for everybody,
+ * and another account's single create waited 36 s behind a 500-password bulk. Webhook target checks (DNS) and a
+ * bulk's HotState writes: stand-ins that answer when told show who went first. Assertions are on ordering (how
+ * much of the burst still waits when the other account gets its turn), never on times.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { createAccount } from "../../control/accounts/service.ts";
