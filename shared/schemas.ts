@@ -70,8 +70,8 @@ export const ListLinksQuery = T.Object(
   {
     limit: T.Optional(T.Integer({ minimum: 1, maximum: 500, description: "Links per page, 1-500, default 50." })),
     cursor: T.Optional(T.String({ description: "nextCursor of the previous page." })),
-    tag: T.Optional(T.String({ description: "Only links with this tag." })),
-    folder: T.Optional(T.String({ description: "Only links in this folder." })),
+    tag: T.Optional(T.String({ description: "Only links with this tag (any letter case)." })),
+    folder: T.Optional(T.String({ description: "Only links in this folder (any letter case)." })),
     status: T.Optional(T.String({ description: `Only links with this status: ${listed(LINK_STATUSES)}.` })),
     state: T.Optional(T.String({ description: `Only links in this live state: ${listed(LINK_STATES)}.` })),
     externalId: T.Optional(T.String({ description: "Only the link with this externalId." })),

@@ -3,7 +3,7 @@
  * silent: the list cursor format, LIKE escaping, hour buckets and how grouped rollup rows become RollupStats.
  */
 import { AppError } from "../errors.ts";
-import type { RollupStats } from "../ports.ts";
+import type { RollupStats, TagsAndFolders } from "../ports.ts";
 
 export const HOUR_MS = 3_600_000;
 
@@ -105,3 +105,26 @@ export const LINK_DOMAINS_SQL = `
     SELECT (SELECT min(l.domain) FROM links l WHERE l.domain > d.domain) FROM d WHERE d.domain IS NOT NULL
   )
   SELECT domain FROM d WHERE domain IS NOT NULL`;
+
+/**
+ * The distinct folders ('f') and tags ('t') of an account's newest links: $1 the account, $2 how many links.
+ * The same SQL runs on SQLite and Postgres; rowsToTagsAndFolders sorts the rows the same way for both. CROSS JOIN
+ * keeps SQLite reading link_tags by link (its primary key) for these links only, not the whole tag index.
+ */
+export const TAGS_AND_FOLDERS_SQL = `
+  WITH recent AS (SELECT id, folder FROM links WHERE account_id = $1 ORDER BY created_at DESC, id DESC LIMIT $2)
+  SELECT 'f' AS kind, folder AS value FROM recent WHERE folder IS NOT NULL
+  UNION
+  SELECT 't' AS kind, t.tag AS value FROM recent r CROSS JOIN link_tags t WHERE t.link_id = r.id`;
+
+/** Case-insensitive order, ties by the exact text, so both adapters list the same values in the same order. */
+const ignoringCase = (a: string, b: string) => {
+  const x = a.toLowerCase();
+  const y = b.toLowerCase();
+  return x < y ? -1 : x > y ? 1 : a < b ? -1 : a > b ? 1 : 0;
+};
+
+export function rowsToTagsAndFolders(rows: { kind: string; value: string }[]): TagsAndFolders {
+  const of = (kind: string) => rows.filter((r) => r.kind === kind).map((r) => r.value).sort(ignoringCase);
+  return { tags: of("t"), folders: of("f") };
+}

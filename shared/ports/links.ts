@@ -5,6 +5,10 @@ export interface LinkFilter {
   limit: number;
   /** Opaque to callers: the id of the last link on the previous page. */
   cursor?: string;
+  /**
+   * Tag and folder match whole values ignoring case (ASCII letters on SQLite; every letter on Postgres, as the
+   * search's ILIKE does).
+   */
   tag?: string;
   folder?: string;
   status?: LinkStatus;
@@ -13,6 +17,12 @@ export interface LinkFilter {
   /** The link with this externalId (unique per account). */
   externalId?: string;
   q?: string;
+}
+
+/** The account's own tags and folders, as written (for suggestions), each list sorted ignoring case. */
+export interface TagsAndFolders {
+  tags: string[];
+  folders: string[];
 }
 
 /** A link's hits as the store holds them for maxHits (design §8). */
@@ -64,4 +74,9 @@ export interface LinkStore extends LinkHitReservations {
   deleteLink(id: string): Promise<void>;
   /** Newest first. */
   listLinks(accountId: string, filter: LinkFilter): Promise<{ links: LinkRecord[]; nextCursor: string | null }>;
+  /**
+   * The distinct tags and folders of the account's `recentLinks` newest links: suggestions whose cost stays
+   * bounded however many links the account has.
+   */
+  listTagsAndFolders(accountId: string, recentLinks: number): Promise<TagsAndFolders>;
 }

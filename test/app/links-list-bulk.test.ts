@@ -35,12 +35,13 @@ describe("list", () => {
     expect(slugsOf(await list("", keyB))).toEqual(["bobs-item"]);
   });
 
-  test("filters by tag, by folder, by status, and combined", async () => {
+  test("filters by tag, by folder (whole values, ignoring case), by status, and combined", async () => {
     expect(slugsOf(await list("?tag=odd"))).toEqual(["item-5", "item-3", "item-1"]);
     expect(slugsOf(await list("?folder=spring"))).toEqual(["item-2", "item-1", "item-0"]);
     expect(slugsOf(await list("?status=paused"))).toEqual(["item-6"]);
     expect(slugsOf(await list("?status=active&folder=summer&tag=even"))).toEqual(["item-4"]);
-    expect(slugsOf(await list("?tag=ODD"))).toEqual([]);
+    expect(slugsOf(await list("?tag=ODD&folder=Spring"))).toEqual(["item-1"]);
+    expect(slugsOf(await list("?tag=od"))).toEqual([]);
   });
 
   test("q searches slug and target, ignoring case; % and _ are literal characters", async () => {

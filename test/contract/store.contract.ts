@@ -10,6 +10,7 @@ import { runClickContract } from "./clicks.contract.ts";
 import { runHitReservationContract } from "./hit-reservations.contract.ts";
 import { runKeyContract } from "./keys.contract.ts";
 import { runLinkFeatureContract } from "./link-features.contract.ts";
+import { runLinkFilterCaseContract } from "./link-filter-case.contract.ts";
 import { runLinkListContract } from "./link-list.contract.ts";
 import { runLinkContract } from "./links.contract.ts";
 import { storeContext } from "./store-harness.ts";
@@ -22,6 +23,7 @@ export function runStoreContract(name: string, make: () => Promise<Store>, clean
     runKeyContract(ctx);
     runLinkContract(ctx);
     runLinkListContract(ctx);
+    runLinkFilterCaseContract(ctx);
     runLinkFeatureContract(ctx);
     runHitReservationContract(ctx);
     runClickContract(ctx);

@@ -8,8 +8,15 @@ import {
   postgresUpdateSet,
   stateCondition,
 } from "../link-columns.ts";
-import type { LinkFilter, LinkStore } from "../../ports.ts";
-import { decodeCursor, encodeCursor, likeContains, pageSize } from "../link-store-support.ts";
+import type { LinkFilter, LinkStore, TagsAndFolders } from "../../ports.ts";
+import {
+  decodeCursor,
+  encodeCursor,
+  likeContains,
+  pageSize,
+  rowsToTagsAndFolders,
+  TAGS_AND_FOLDERS_SQL,
+} from "../link-store-support.ts";
 import type { PostgresConnection } from "./connection.ts";
 import { postgresHitReservations } from "./hit-reservations.ts";
 
@@ -86,13 +93,14 @@ export function postgresLinks(c: PostgresConnection): LinkStore {
       const limit = pageSize(filter.limit);
       const sql = c.sql;
       const q = filter.q !== undefined && filter.q !== "" ? likeContains(filter.q) : null;
+      // Tag and folder ignore case: lower(tag) and lower(folder) are what the indexes of migration 13 hold.
       return c.run(async () => {
         const rows = await sql<LinkRow[]>`
           SELECT ${sql.unsafe(LINK_COLUMN_LIST)} FROM links
           WHERE account_id = ${accountId}
             ${cursor ? sql`AND (created_at, id) < (${cursor.createdAt}::bigint, ${cursor.id}::text)` : sql``}
-            ${filter.tag !== undefined ? sql`AND id IN (SELECT link_id FROM link_tags WHERE tag = ${filter.tag})` : sql``}
-            ${filter.folder !== undefined ? sql`AND folder = ${filter.folder}` : sql``}
+            ${filter.tag !== undefined ? sql`AND id IN (SELECT link_id FROM link_tags WHERE lower(tag) = lower(${filter.tag}))` : sql``}
+            ${filter.folder !== undefined ? sql`AND lower(folder) = lower(${filter.folder})` : sql``}
             ${filter.status !== undefined ? sql`AND status = ${filter.status}` : sql``}
             ${filter.externalId !== undefined ? sql`AND external_id = ${filter.externalId}` : sql``}
             ${filter.state !== undefined ? stateFilter(sql, filter.state.state, filter.state.now) : sql``}
@@ -104,6 +112,12 @@ export function postgresLinks(c: PostgresConnection): LinkStore {
         const nextCursor = rows.length > limit && last ? encodeCursor({ createdAt: last.createdAt, id: last.id }) : null;
         return { links: page, nextCursor };
       });
+    },
+
+    listTagsAndFolders(accountId: string, recentLinks: number): Promise<TagsAndFolders> {
+      return c.run(async () =>
+        rowsToTagsAndFolders(await c.sql.unsafe<{ kind: string; value: string }[]>(TAGS_AND_FOLDERS_SQL, [accountId, pageSize(recentLinks)])),
+      );
     },
   };
 }

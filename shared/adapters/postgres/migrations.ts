@@ -305,6 +305,16 @@ CREATE TRIGGER links_reservation_ends BEFORE UPDATE OF max_hits ON links
   FOR EACH ROW WHEN (NEW.max_hits IS NULL AND NEW.reserved_hits <> 0) EXECUTE FUNCTION links_reservation_ends();
 `,
   },
+  {
+    version: 13,
+    name: "tag and folder filters that ignore case",
+    sql: `
+-- The list's tag and folder filters compare lower(tag) and lower(folder) with the lower-cased filter: these
+-- indexes answer exactly those expressions, so a filter seeks instead of reading every link of the account.
+CREATE INDEX link_tags_tag_lower ON link_tags(lower(tag), link_id);
+CREATE INDEX links_account_folder_lower ON links(account_id, lower(folder), created_at DESC, id DESC);
+`,
+  },
 ];
 
 /**

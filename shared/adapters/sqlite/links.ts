@@ -2,7 +2,7 @@
 import type { SQLQueryBindings, Statement } from "bun:sqlite";
 import { AppError } from "../../errors.ts";
 import type { LinkRecord } from "../../link.ts";
-import type { LinkFilter, LinkStore } from "../../ports.ts";
+import type { LinkFilter, LinkStore, TagsAndFolders } from "../../ports.ts";
 import {
   LINK_COLUMN_LIST,
   LINK_COLUMNS,
@@ -12,7 +12,14 @@ import {
   sqliteUpdateValues,
   stateCondition,
 } from "../link-columns.ts";
-import { decodeCursor, encodeCursor, likeContains, pageSize } from "../link-store-support.ts";
+import {
+  decodeCursor,
+  encodeCursor,
+  likeContains,
+  pageSize,
+  rowsToTagsAndFolders,
+  TAGS_AND_FOLDERS_SQL,
+} from "../link-store-support.ts";
 import { CLICK_CHUNK, type SqliteConnection } from "./connection.ts";
 import { sqliteHitReservations } from "./hit-reservations.ts";
 
@@ -153,12 +160,13 @@ export function sqliteLinks(c: SqliteConnection): LinkStore {
         where.push("(created_at, id) < (?, ?)");
         args.push(cursor.createdAt, cursor.id);
       }
+      // Tag and folder ignore case: lower(tag) and lower(folder) are what the indexes of migration 10 hold.
       if (filter.tag !== undefined) {
-        where.push("id IN (SELECT link_id FROM link_tags WHERE tag = ?)");
+        where.push("id IN (SELECT link_id FROM link_tags WHERE lower(tag) = lower(?))");
         args.push(filter.tag);
       }
       if (filter.folder !== undefined) {
-        where.push("folder = ?");
+        where.push("lower(folder) = lower(?)");
         args.push(filter.folder);
       }
       if (filter.status !== undefined) {
@@ -189,6 +197,10 @@ export function sqliteLinks(c: SqliteConnection): LinkStore {
       const last = page[page.length - 1];
       const nextCursor = rows.length > limit && last ? encodeCursor({ createdAt: last.createdAt, id: last.id }) : null;
       return { links: page, nextCursor };
+    },
+
+    async listTagsAndFolders(accountId: string, recentLinks: number): Promise<TagsAndFolders> {
+      return rowsToTagsAndFolders(c.st<{ kind: string; value: string }>(TAGS_AND_FOLDERS_SQL).all(accountId, pageSize(recentLinks)));
     },
   };
 }

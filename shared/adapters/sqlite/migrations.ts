@@ -249,6 +249,16 @@ ALTER TABLE links ADD COLUMN webhook_paused_at INTEGER;
 ALTER TABLE links ADD COLUMN webhook_paused_reason TEXT;
 `,
   },
+  {
+    version: 10,
+    name: "tag and folder filters that ignore case",
+    sql: `
+-- The list's tag and folder filters compare lower(tag) and lower(folder) with the lower-cased filter: these
+-- indexes answer exactly those expressions, so a filter seeks instead of reading every link of the account.
+CREATE INDEX link_tags_tag_lower ON link_tags(lower(tag), link_id);
+CREATE INDEX links_account_folder_lower ON links(account_id, lower(folder), created_at DESC, id DESC);
+`,
+  },
 ];
 
 /** Applies every migration not yet recorded; a no-op when the schema is current. */
