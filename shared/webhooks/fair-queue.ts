@@ -7,12 +7,11 @@
  *   (and a receiver shared by many accounts is not hit with all of them at once).
  * Queues are bounded too: an account's own (`accountQueue`) and all of them together (`totalQueue`); over either,
  * the oldest waiting item of the account holding the most is dropped (and returned, to be counted).
+ * An item's host is asked for (`hostOf`) only when it may start, so push() costs the caller a lookup and a push.
  */
 
 export interface FairItem {
-  readonly account: string;
-  /** What `perHost` counts: the destination's host and port. */
-  readonly host: string;
+  readonly accountId: string;
 }
 
 export interface FairLimits {
@@ -56,7 +55,11 @@ export class FairQueue<T extends FairItem> {
   private queuedCount = 0;
   private inFlightCount = 0;
 
-  constructor(private readonly limits: FairLimits) {}
+  /** `hostOf`: what `perHost` counts, the destination's host and port. */
+  constructor(
+    private readonly limits: FairLimits,
+    private readonly hostOf: (item: T) => string,
+  ) {}
 
   get queued(): number {
     return this.queuedCount;
@@ -68,10 +71,10 @@ export class FairQueue<T extends FairItem> {
 
   /** Queues `item`; returns the item dropped to make room, if any (the oldest of the fullest queue). */
   push(item: T): T | undefined {
-    let q = this.accounts.get(item.account);
+    let q = this.accounts.get(item.accountId);
     if (!q) {
-      q = { id: item.account, items: [], head: 0, inFlight: 0 };
-      this.accounts.set(item.account, q);
+      q = { id: item.accountId, items: [], head: 0, inFlight: 0 };
+      this.accounts.set(item.accountId, q);
     }
     let dropped: T | undefined;
     if (waiting(q) >= this.limits.accountQueue) dropped = this.dropOldest(q);
@@ -92,7 +95,7 @@ export class FairQueue<T extends FairItem> {
       const at = (this.cursor + tried) % this.ring.length;
       const q = this.ring[at]!;
       if (q.inFlight >= this.limits.perAccount) continue;
-      const host = q.items[q.head]!.host;
+      const host = this.hostOf(q.items[q.head]!);
       if ((this.hostsInFlight.get(host) ?? 0) >= this.limits.perHost) continue;
       const item = shiftItem(q);
       this.queuedCount--;
@@ -113,11 +116,12 @@ export class FairQueue<T extends FairItem> {
   /** An item take() returned is done: its slots are free again. */
   finish(item: T): void {
     this.inFlightCount--;
-    const q = this.accounts.get(item.account)!;
+    const q = this.accounts.get(item.accountId)!;
     q.inFlight--;
-    const n = this.hostsInFlight.get(item.host)! - 1;
-    if (n === 0) this.hostsInFlight.delete(item.host);
-    else this.hostsInFlight.set(item.host, n);
+    const host = this.hostOf(item);
+    const n = this.hostsInFlight.get(host)! - 1;
+    if (n === 0) this.hostsInFlight.delete(host);
+    else this.hostsInFlight.set(host, n);
     if (q.inFlight === 0 && waiting(q) === 0) this.accounts.delete(q.id);
   }
 

@@ -34,7 +34,7 @@ export interface WebhookJob {
   url: string;
   /** The link's `whsec_…` secret. */
   secret: string;
-  /** Serialised as the JSON body at send() time. */
+  /** Serialised as the JSON body when its delivery starts (off the caller's path). */
   payload: object;
   /** `webhook-id`; pass a stable id (e.g. the click id) so receivers can de-duplicate. Default: a fresh one. */
   id?: string;
@@ -95,22 +95,11 @@ export interface WebhookSender {
   pending(): number;
 }
 
-interface Delivery {
-  url: string;
-  secret: string;
-  body: string;
-  id: string;
-  account: string;
-  host: string;
-  linkId: string;
-  linkVersion: number;
-}
-
 type Outcome = { result: "delivered" } | { result: "failed" | "refused"; failure: string };
 
 const USER_AGENT = "clink-webhooks/1";
 
-/** `host:port` of an absolute URL by slicing (send() runs on the redirect path: no URL parse there). */
+/** `host:port` of an absolute URL by slicing (asked for each delivery that may start: no URL parse there). */
 export function hostOf(url: string): string {
   const from = url.indexOf("//") + 2;
   let end = from;
@@ -149,31 +138,32 @@ function failureOf(e: unknown, signal: AbortSignal, timeoutMs: number): string {
   return typeof code === "string" && /^[A-Za-z0-9_]{1,64}$/.test(code) ? `could not connect (${code})` : "could not connect";
 }
 
-async function deliver(d: Delivery, opts: WebhookSenderOptions, timeoutMs: number): Promise<Outcome> {
+async function deliver(job: WebhookJob, body: string, opts: WebhookSenderOptions, timeoutMs: number): Promise<Outcome> {
   const signal = AbortSignal.timeout(timeoutMs);
   try {
-    const check = await beforeDeadline(checkWebhookTarget(d.url, opts.allowPrivate, opts.resolve), signal);
+    const check = await beforeDeadline(checkWebhookTarget(job.url, opts.allowPrivate, opts.resolve), signal);
     if (!check.ok) return { result: "refused", failure: `refused: ${check.reason}` };
 
-    const target = new URL(d.url);
+    const target = new URL(job.url);
     const hostHeader = target.host;
     const name = target.hostname;
     const isName = !name.startsWith("[") && !/^[\d.]+$/.test(name);
     target.hostname = check.address.includes(":") ? `[${check.address}]` : check.address;
 
+    const id = job.id ?? `msg_${randomUUID()}`;
     const timestamp = Math.floor(Date.now() / 1000);
     const init: BunFetchRequestInit = {
       method: "POST",
       redirect: "manual",
       signal,
-      body: d.body,
+      body,
       headers: {
         host: hostHeader,
         "content-type": "application/json",
         "user-agent": USER_AGENT,
-        "webhook-id": d.id,
+        "webhook-id": id,
         "webhook-timestamp": String(timestamp),
-        "webhook-signature": signWebhook(d.secret, d.id, timestamp, d.body),
+        "webhook-signature": signWebhook(job.secret, id, timestamp, body),
       },
     };
     if (target.protocol === "https:") {
@@ -193,13 +183,16 @@ async function deliver(d: Delivery, opts: WebhookSenderOptions, timeoutMs: numbe
 export function createWebhookSender(opts: WebhookSenderOptions): WebhookSender {
   const timeoutMs = opts.timeoutMs ?? 5000;
   const now = opts.now ?? Date.now;
-  const queue = new FairQueue<Delivery>({
-    concurrency: Math.max(1, opts.concurrency ?? 8),
-    perAccount: Math.max(1, opts.perAccount ?? 2),
-    perHost: Math.max(1, opts.perHost ?? 4),
-    accountQueue: Math.max(1, opts.maxQueuePerAccount ?? 1000),
-    totalQueue: Math.max(1, opts.maxQueue ?? 10_000),
-  });
+  const queue = new FairQueue<WebhookJob>(
+    {
+      concurrency: Math.max(1, opts.concurrency ?? 8),
+      perAccount: Math.max(1, opts.perAccount ?? 2),
+      perHost: Math.max(1, opts.perHost ?? 4),
+      accountQueue: Math.max(1, opts.maxQueuePerAccount ?? 1000),
+      totalQueue: Math.max(1, opts.maxQueue ?? 10_000),
+    },
+    (job) => hostOf(job.url),
+  );
   const health = new EndpointHealth(opts.health ?? DEFAULT_HEALTH_POLICY);
   let pumpScheduled = false;
   let idleWaiters: (() => void)[] = [];
@@ -212,9 +205,9 @@ export function createWebhookSender(opts: WebhookSenderOptions): WebhookSender {
     }
   }
 
-  function pause(d: Delivery, reason: string): void {
+  function pause(job: WebhookJob, reason: string): void {
     try {
-      void Promise.resolve(opts.onPause?.({ linkId: d.linkId, url: d.url, reason, at: now() })).catch(() => {});
+      void Promise.resolve(opts.onPause?.({ linkId: job.linkId, url: job.url, reason, at: now() })).catch(() => {});
     } catch {
       // Stays paused in this process; the next process to reach the threshold stores it.
     }
@@ -228,46 +221,46 @@ export function createWebhookSender(opts: WebhookSenderOptions): WebhookSender {
     }
   }
 
-  function finished(d: Delivery, outcome: Outcome): void {
-    queue.finish(d);
-    if (outcome.result === "delivered") health.succeeded(d.linkId);
+  function finished(job: WebhookJob, outcome: Outcome): void {
+    queue.finish(job);
+    if (outcome.result === "delivered") health.succeeded(job.linkId);
     else {
-      const paused = health.failed(d.linkId, d.linkVersion, now(), outcome.failure);
-      if (paused !== null) pause(d, paused);
+      const paused = health.failed(job.linkId, job.linkVersion, now(), outcome.failure);
+      if (paused !== null) pause(job, paused);
     }
     report(outcome.result);
     pump();
     settle();
   }
 
+  /** Starts a delivery, or drops it: queued before its link backed off, or a payload that does not serialise. */
+  function start(job: WebhookJob): void {
+    if (!health.allows(job.linkId, job.linkVersion, now())) return drop(job, "backed_off");
+    let body: string;
+    try {
+      body = JSON.stringify(job.payload);
+    } catch {
+      return drop(job, "failed"); // not the endpoint's failure: its health is left alone
+    }
+    void deliver(job, body, opts, timeoutMs).then((outcome) => finished(job, outcome));
+  }
+
+  function drop(job: WebhookJob, result: WebhookResult): void {
+    queue.finish(job);
+    report(result);
+  }
+
   function pump(): void {
     pumpScheduled = false;
-    for (let d = queue.take(); d !== undefined; d = queue.take()) {
-      if (!health.allows(d.linkId, d.linkVersion, now())) {
-        // Queued before its link backed off: dropped now, without taking a slot.
-        queue.finish(d);
-        report("backed_off");
-        continue;
-      }
-      const started = d;
-      void deliver(started, opts, timeoutMs).then((outcome) => finished(started, outcome));
-    }
+    for (let job = queue.take(); job !== undefined; job = queue.take()) start(job);
     settle();
   }
 
   return {
     send(job) {
       if (!health.allows(job.linkId, job.linkVersion, now())) return report("backed_off");
-      let d: Delivery;
-      try {
-        d = {
-          url: job.url, secret: job.secret, body: JSON.stringify(job.payload), id: job.id ?? `msg_${randomUUID()}`,
-          account: job.accountId, host: hostOf(job.url), linkId: job.linkId, linkVersion: job.linkVersion,
-        };
-      } catch {
-        return report("failed"); // an unserialisable payload
-      }
-      if (queue.push(d) !== undefined) report("dropped");
+      // The job itself waits: serialising and signing happen when it starts, off the caller's path.
+      if (queue.push(job) !== undefined) report("dropped");
       // Start deliveries on a later tick, so send() costs the caller (the redirect) only a push.
       if (!pumpScheduled) {
         pumpScheduled = true;

@@ -3,7 +3,7 @@ import { describe, expect, test } from "bun:test";
 import { FairQueue, type FairLimits } from "../../shared/webhooks/fair-queue.ts";
 
 interface Item {
-  account: string;
+  accountId: string;
   host: string;
   name: string;
 }
@@ -11,12 +11,12 @@ interface Item {
 const LOOSE: FairLimits = { concurrency: 100, perAccount: 100, perHost: 100, accountQueue: 1000, totalQueue: 10_000 };
 
 function queue(limits: Partial<FairLimits> = {}) {
-  return new FairQueue<Item>({ ...LOOSE, ...limits });
+  return new FairQueue<Item>({ ...LOOSE, ...limits }, (it) => it.host);
 }
 
 /** `n` items of `account`, named a0, a1, … after the account's first letter. */
 function items(account: string, n: number, host = "hooks.test"): Item[] {
-  return Array.from({ length: n }, (_, i) => ({ account, host, name: `${account[0]}${i}` }));
+  return Array.from({ length: n }, (_, i) => ({ accountId: account, host, name: `${account[0]}${i}` }));
 }
 
 /** Takes until nothing may start; the names in the order taken. */
@@ -85,7 +85,7 @@ describe("fair queue", () => {
     const q = queue({ concurrency: 1, totalQueue: 4 });
     for (const it of items("a", 3)) q.push(it);
     q.push(items("b", 1)[0]);
-    expect(q.push({ account: "c", host: "hooks.test", name: "c0" })?.name).toBe("a0");
+    expect(q.push({ accountId: "c", host: "hooks.test", name: "c0" })?.name).toBe("a0");
     const first = q.take()!;
     const order = [first.name];
     q.finish(first);
@@ -99,7 +99,7 @@ describe("fair queue", () => {
   test("an account that is done leaves no trace: counts return to zero", () => {
     const q = queue();
     for (const it of items("a", 3)) q.push(it);
-    for (const it of takeAll(q).map((name) => ({ account: "a", host: "hooks.test", name }))) q.finish(it);
+    for (const it of takeAll(q).map((name) => ({ accountId: "a", host: "hooks.test", name }))) q.finish(it);
     expect([q.queued, q.inFlight]).toEqual([0, 0]);
     q.push(items("a", 1)[0]);
     expect(takeAll(q)).toEqual(["a0"]);
