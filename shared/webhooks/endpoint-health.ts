@@ -53,6 +53,9 @@ export function pauseReason(h: LinkHealth, now: number, lastFailure: string): st
   return `${h.failures} deliveries in a row failed over ${minutes} minutes; the last: ${lastFailure}. Set the webhook URL again to resume.`;
 }
 
+/** Links tracked at most; beyond, the longest-tracked is forgotten (it starts afresh if it fails again). */
+const MAX_TRACKED = 100_000;
+
 export class EndpointHealth {
   private readonly links = new Map<string, LinkHealth>();
 
@@ -78,6 +81,8 @@ export class EndpointHealth {
     let h = this.links.get(linkId);
     if (h === undefined || version > h.version) {
       h = { version, failures: 0, firstFailureAt: now, retryAt: 0, paused: false };
+      this.links.delete(linkId);
+      if (this.links.size >= MAX_TRACKED) this.links.delete(this.links.keys().next().value!);
       this.links.set(linkId, h);
     }
     h.failures++;

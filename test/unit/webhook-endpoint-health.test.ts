@@ -25,6 +25,13 @@ describe("backoff", () => {
     expect([h.allows("l1", 1, 1_999), h.allows("l1", 1, 2_000)]).toEqual([false, true]);
   });
 
+  test("at most 100,000 links are tracked: the longest-tracked is forgotten first", () => {
+    const h = new EndpointHealth();
+    for (let i = 0; i <= 100_000; i++) h.failed(`l${i}`, 1, 0, "x");
+    expect(h.size).toBe(100_000);
+    expect([h.allows("l0", 1, 0), h.allows("l1", 1, 0), h.allows("l100000", 1, 0)]).toEqual([true, false, false]);
+  });
+
   test("a delivery that succeeds forgets the failures", () => {
     const h = new EndpointHealth();
     for (let i = 0; i < 5; i++) h.failed("l1", 1, i * MINUTE, "x");
