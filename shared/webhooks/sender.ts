@@ -99,7 +99,7 @@ type Outcome = { result: "delivered" } | { result: "failed" | "refused"; failure
 
 const USER_AGENT = "clink-webhooks/1";
 
-/** `host:port` of an absolute URL by slicing (asked for each delivery that may start: no URL parse there). */
+/** `host:port` of an absolute URL, by slicing: the fair queue asks for it for every account it tries in turn. */
 export function hostOf(url: string): string {
   const from = url.indexOf("//") + 2;
   let end = from;
