@@ -4,14 +4,19 @@
  * gone answer when none is left, and an answer that takes no hit (HEAD, crawler preview, password form) asks for
  * the current count, so it too turns into the gone answer once the limit is reached, also when the clicks were
  * served before a restart or by another redirector. Links without maxHits pass through untouched.
+ *
+ * A counter serves only hits the store has reserved, a block (hitBlock) at a time (hitLedger): a counter lost in a
+ * crash starts again from the reservation, above every hit it served, so a crash can under-serve a limit by at
+ * most a block per counting process, and never exceed it.
  */
 import { goneOutcome, type GoneOutcome, type Outcome } from "../shared/decide.ts";
 import type { CompiledLink } from "../shared/link.ts";
-import type { HotState, LinkStore } from "../shared/ports.ts";
+import type { HitGrant, HitLedger, HitReservation, HotState, LinkHitReservations, LinkStore } from "../shared/ports.ts";
 
 /**
- * A HotState that can take a maxHits step synchronously (the in-memory one, once the link's counter is seeded:
- * undefined until then). Using it keeps a maxHits redirect off the Promise path in embedded mode.
+ * A HotState that can take a maxHits step synchronously (the in-memory one, once the link's counter is started
+ * and while its reserved block lasts: undefined otherwise). Using it keeps a maxHits redirect off the Promise
+ * path in embedded mode.
  */
 interface SyncHitCounter {
   takeHitSync(linkId: string, max: number): number | undefined;
@@ -60,13 +65,14 @@ export function settleHits<O extends Outcome>(p: HitPolicy, link: CompiledLink |
 
 /**
  * Takes one hit of a maxHits link: true when the click may be served, false when the limit was reached. In-process
- * counters (embedded mode) answer at once; only a counter not yet seeded or a remote one is awaited.
+ * counters (embedded mode) answer at once; only a remote counter, or one that must first reserve hits in the
+ * store (not started yet, or its block used up), is awaited.
  */
 export function takeHit(p: HitPolicy, link: CompiledLink): boolean | Promise<boolean> {
   const max = link.maxHits!;
   const n = p.sync?.takeHitSync(link.id, max);
   if (n !== undefined) return noteTaken(p, link, n);
-  return p.hot.takeHit(link.id, max, () => storedHits(p, link.id)).then((m) => noteTaken(p, link, m));
+  return p.hot.takeHit(link.id, max, hitLedger(p.store, link.id, max)).then((m) => noteTaken(p, link, m));
 }
 
 function noteTaken(p: HitPolicy, link: CompiledLink, n: number): boolean {
@@ -76,7 +82,7 @@ function noteTaken(p: HitPolicy, link: CompiledLink, n: number): boolean {
 
 /**
  * The link's hit count for a request that takes no hit, which therefore cannot learn it from takeHit: the shared
- * counter, else the last count seen here, else the stored hits.
+ * counter, else the last count seen here, else the count a counter started now would start from.
  */
 export async function currentHits(p: HitPolicy, link: CompiledLink): Promise<number> {
   const counted = await p.hot.peekHits(link.id);
@@ -91,6 +97,41 @@ export async function currentHits(p: HitPolicy, link: CompiledLink): Promise<num
   return stored;
 }
 
+/** What the store holds: recorded hits, or more when hits were reserved and served but their clicks not yet recorded (or lost). */
 async function storedHits(p: HitPolicy, linkId: string): Promise<number> {
-  return (await p.store.getLinkById(linkId))?.hits ?? 0;
+  const stored = await p.store.storedHits(linkId);
+  return stored === null ? 0 : Math.max(stored.hits, stored.reserved);
+}
+
+/** The store's reservations for this link's counter, a block of hitBlock(maxHits) at a time. */
+export function hitLedger(store: LinkHitReservations, linkId: string, maxHits: number): HitLedger {
+  const block = hitBlock(maxHits);
+  return {
+    reserve: async () => grantOf(await store.reserveHits(linkId, block)),
+    release: (served) => store.releaseHits(linkId, served),
+  };
+}
+
+/**
+ * A reservation as a counter uses it. A counter started from it starts above every hit served: those recorded,
+ * and those reserved before (served or not: a counter lost in a crash cannot tell).
+ */
+export function grantOf(r: HitReservation | null): HitGrant | null {
+  return r && { start: Math.max(r.hits, r.reservedBefore), reserved: r.reserved, final: r.reserved >= r.maxHits };
+}
+
+/** Bounds of hitBlock. */
+const MIN_BLOCK = 16;
+const MAX_BLOCK = 1_024;
+const BLOCKS_PER_LIMIT = 64;
+
+/**
+ * Hits reserved per store write for a limit of `maxHits`: ⌈maxHits / 64⌉, at least 16, at most 1,024. A crash
+ * under-serves by at most one block (reserved, never served) per counting process: 16 hits for limits up to
+ * 1,024 (limits up to 16 are reserved whole, so their hits never wait for the store after the first), 1/64 of the
+ * limit up to 65,536, 1,024 beyond. Serving costs one store write per block: at most 64 per link up to a limit
+ * of 65,536, one per 1,024 clicks beyond (about 100 writes a second for 100,000 redirects a second).
+ */
+export function hitBlock(maxHits: number): number {
+  return Math.min(MAX_BLOCK, Math.max(MIN_BLOCK, Math.ceil(maxHits / BLOCKS_PER_LIMIT)));
 }

@@ -22,13 +22,36 @@ export interface LinkCache {
   onResubscribed(listener: () => void): void;
 }
 
-/** Per-link click counters for maxHits, exact across processes. */
+/** What a counter may count to after one reservation in the store (LinkHitReservations.reserveHits). */
+export interface HitGrant {
+  /** Where a missing counter starts: at or above every hit served so far, by any counter before it. */
+  start: number;
+  /** Hits the store has reserved: no counter serves beyond. */
+  reserved: number;
+  /** Nothing more can be reserved: `reserved` is the stored limit. */
+  final: boolean;
+}
+
+/** A link's reservations in the store as its counter uses them (the redirector's hit policy builds one per link). */
+export interface HitLedger {
+  /** Reserves the link's next block of hits; null when the stored link has no limit (or is gone). */
+  reserve(): Promise<HitGrant | null>;
+  /** Gives back the hits reserved above `served`: an in-process counter (the only one its link has) stopping cleanly. */
+  release(served: number): Promise<void>;
+}
+
+/**
+ * Per-link click counters for maxHits, exact across processes. A counter counts only hits its store reserved
+ * first (in blocks), so one lost in a crash (process memory, Redis) is started again above every hit it served.
+ */
 export interface HitCounters {
   /**
-   * One atomic step: if the link's counter is below `max`, increments it and returns the new count;
-   * otherwise returns -1. A missing counter is first seeded with `seed()` (e.g. from the LinkStore).
+   * One hit: if the link's counter is below `max` and within its reservation, increments it and returns the new
+   * count; at `max`, or when the store can reserve no more, returns -1. A missing counter is started from a
+   * `ledger.reserve()` grant, and one that used up its reservation reserves the next block, one reservation per
+   * link at a time in a process (concurrent takes wait for it).
    */
-  takeHit(linkId: string, max: number, seed: () => Promise<number>): Promise<number>;
+  takeHit(linkId: string, max: number, ledger: HitLedger): Promise<number>;
   /** Current counter, or null when not present. */
   peekHits(linkId: string): Promise<number | null>;
   /** Forget a link's counter (link deleted or its maxHits changed). */

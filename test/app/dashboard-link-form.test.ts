@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { csrfOf, formFieldsOf, Visitor } from "../helpers/dashboard-visitor.ts";
 import { BASE_URL, jsonOf, passwordOf, START_TIME, startControlPlane, type InProcessControlPlane } from "../helpers/in-process.ts";
+import { ledgerFrom } from "../helpers/hit-ledger.ts";
 
 const HOUR = 3_600_000;
 const at = (ms: number) => new Date(ms).toISOString();
@@ -138,7 +139,7 @@ describe("the link's state", () => {
     await create({ url: "https://example.com/", slug: "s-paused", status: "paused" });
     await create({ url: "https://example.com/", slug: "s-archived", status: "archived" });
     const limited = (await states.deps.store.getLink(states.deps.config.defaultDomain, "s-limit"))!;
-    await states.deps.hot.takeHit(limited.id, 1, async () => 0);
+    await states.deps.hot.takeHit(limited.id, 1, ledgerFrom(0));
     states.clock.advance(2 * HOUR); // 14:30 UTC: past the expiry, before the start
   });
   afterAll(() => states?.close());

@@ -5,6 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { jsonOf, problemOf, startControlPlane, START_TIME, type InProcessControlPlane } from "../helpers/in-process.ts";
+import { ledgerFrom } from "../helpers/hit-ledger.ts";
 
 let cp: InProcessControlPlane;
 let key: string;
@@ -143,7 +144,7 @@ describe("state", () => {
     const made = await jsonOf(await create({ url: "https://example.com/", slug: "state-limit", maxHits: 2 }));
     expect(made.state).toBe("live");
     const id = (await cp.deps.store.getLink(cp.deps.config.defaultDomain, "state-limit"))!.id;
-    for (let i = 0; i < 2; i++) await cp.deps.hot.takeHit(id, 2, async () => 0);
+    for (let i = 0; i < 2; i++) await cp.deps.hot.takeHit(id, 2, ledgerFrom(0));
     expect(await jsonOf(await get("state-limit"))).toMatchObject({ state: "limit_reached", hits: 2 });
   });
 

@@ -1,84 +1,135 @@
-/** The HitCounters contract (HotState role, maxHits): run against every adapter by hot-state.contract.ts. */
-import { describe, expect, test } from "bun:test";
-import type { HitCounters } from "../../shared/ports.ts";
+/**
+ * The HitCounters contract (HotState role, maxHits): run against every adapter by hot-state.contract.ts. Counters
+ * take their hits through the real ledger (redirector/hit-policy.ts) over a SQLite store, so what is checked is
+ * what a redirector relies on: exact limits, and never a hit served that the store had not reserved first.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { hitBlock, hitLedger } from "../../redirector/hit-policy.ts";
+import { SqliteStore } from "../../shared/adapters/sqlite/store.ts";
+import { newLinkRecord } from "../../shared/link.ts";
+import type { HitCounters, HitLedger } from "../../shared/ports.ts";
 import { instances, uid } from "./hot-state-harness.ts";
 
 export function runHitCountersContract(make: () => Promise<HitCounters>) {
   describe("hit counters (maxHits)", () => {
     const instance = instances(make);
-
-    test("a missing counter is seeded from seed() before the first increment", async () => {
-      const h = await instance();
-      const id = uid();
-      let seeds = 0;
-      expect(await h.peekHits(id)).toBeNull();
-      expect(await h.takeHit(id, 10, async () => (seeds++, 7))).toBe(8);
-      expect(seeds).toBe(1);
-      expect(await h.peekHits(id)).toBe(8);
+    let store: SqliteStore;
+    let accountId: string;
+    beforeAll(async () => {
+      store = new SqliteStore(":memory:");
+      await store.migrate();
+      accountId = uid();
+      await store.createAccount({ id: accountId, email: `${accountId}@example.com`, passwordHash: "h", createdAt: 0 });
     });
+    afterAll(() => store.close());
 
-    test("seed() is never called when the counter exists, even from another instance", async () => {
-      const [a, b] = [await instance(), await instance()];
+    /** A stored link with this limit and recorded hits; its ledger counts the reservations made through it. */
+    async function storedLink(maxHits: number | null, hits = 0, o: { slowMs?: number } = {}) {
       const id = uid();
-      await a.takeHit(id, 10, async () => 0);
-      const never = async (): Promise<number> => {
-        throw new Error("seed called although the counter exists");
+      await store.insertLinks([{ ...newLinkRecord({ id, accountId, domain: "d.test", slug: id, target: "https://example.com/", createdAt: 0 }), maxHits, hits }]);
+      const real = hitLedger(store, id, maxHits ?? 1_000_000);
+      const link = { id, reservations: 0, ledger: real as HitLedger, reserved: async () => (await store.storedHits(id))!.reserved };
+      link.ledger = {
+        async reserve() {
+          link.reservations++;
+          if (o.slowMs) await Bun.sleep(o.slowMs); // a database round trip
+          return real.reserve();
+        },
+        release: real.release,
       };
-      expect(await a.takeHit(id, 10, never)).toBe(2);
-      expect(await b.takeHit(id, 10, never)).toBe(3);
-    });
+      return link;
+    }
 
-    test("the click that reaches max is served (returns max), the next is refused (-1)", async () => {
+    test("a missing counter starts above the recorded hits, once the store has reserved a block", async () => {
       const h = await instance();
-      const id = uid();
-      expect(await h.takeHit(id, 3, async () => 1)).toBe(2);
-      expect(await h.takeHit(id, 3, async () => 0)).toBe(3);
-      expect(await h.takeHit(id, 3, async () => 0)).toBe(-1);
-      expect(await h.peekHits(id)).toBe(3);
+      const link = await storedLink(100, 7);
+      expect(await h.peekHits(link.id)).toBeNull();
+      expect(await h.takeHit(link.id, 100, link.ledger)).toBe(8);
+      expect(await h.peekHits(link.id)).toBe(8);
+      expect(await link.reserved()).toBe(7 + hitBlock(100));
     });
 
-    test("a counter seeded at or above max refuses at once", async () => {
-      const h = await instance();
-      const id = uid();
-      expect(await h.takeHit(id, 5, async () => 5)).toBe(-1);
-      expect(await h.peekHits(id)).toBe(5);
-    });
-
-    test("exact under concurrency: 500 parallel clicks over two instances, max 120", async () => {
+    test("a counter serves its block, then reserves the next: one store write per block, from any instance", async () => {
       const [a, b] = [await instance(), await instance()];
-      const id = uid();
-      let seeds = 0;
-      const seed = async () => {
-        seeds++;
-        await Bun.sleep(5); // a database read
-        return 0;
-      };
-      const results = await Promise.all(
-        Array.from({ length: 500 }, (_, i) => (i % 2 ? a : b).takeHit(id, 120, seed)),
-      );
+      const link = await storedLink(1_000);
+      const block = hitBlock(1_000);
+      const taken = [];
+      for (let i = 0; i < 2 * block + 1; i++) taken.push(await (i % 2 ? a : b).takeHit(link.id, 1_000, link.ledger));
+      expect(taken).toEqual(Array.from({ length: 2 * block + 1 }, (_, i) => i + 1));
+      expect([link.reservations, await link.reserved()]).toEqual([3, 3 * block]);
+    });
+
+    test("a lost counter (Redis flushed, a process killed) starts again above every hit reserved: never over, at most a block under", async () => {
+      const h = await instance();
+      const link = await storedLink(40);
+      for (let i = 0; i < 5; i++) await h.takeHit(link.id, 40, link.ledger);
+      await h.resetHits(link.id); // lost with nothing recorded: the 5 clicks died with it
+      let served = 5;
+      while ((await h.takeHit(link.id, 40, link.ledger)) > 0) served++;
+      expect(served).toBeLessThanOrEqual(40);
+      expect(served).toBeGreaterThanOrEqual(40 - hitBlock(40));
+      expect(await h.peekHits(link.id)).toBe(40);
+    });
+
+    test("the click that reaches max is served (returns max), the next is refused (-1) without asking the store", async () => {
+      const h = await instance();
+      const link = await storedLink(3, 1);
+      expect(await h.takeHit(link.id, 3, link.ledger)).toBe(2);
+      expect(await h.takeHit(link.id, 3, link.ledger)).toBe(3);
+      expect(await h.takeHit(link.id, 3, link.ledger)).toBe(-1);
+      expect([await h.peekHits(link.id), link.reservations]).toEqual([3, 1]);
+    });
+
+    test("a counter started at or above max refuses at once", async () => {
+      const h = await instance();
+      const link = await storedLink(5, 5);
+      expect(await h.takeHit(link.id, 5, link.ledger)).toBe(-1);
+      expect(await h.peekHits(link.id)).toBe(5);
+    });
+
+    test("the stored limit wins over a higher one the caller still has (a lowered limit not yet seen)", async () => {
+      const h = await instance();
+      const link = await storedLink(20);
+      let served = 0;
+      while ((await h.takeHit(link.id, 100, link.ledger)) > 0) served++;
+      expect(served).toBe(20);
+    });
+
+    test("a link whose stored limit was removed (or that is gone) is refused: nothing was reserved for it", async () => {
+      const h = await instance();
+      const link = await storedLink(null);
+      expect(await h.takeHit(link.id, 10, link.ledger)).toBe(-1);
+      expect(await h.peekHits(link.id)).toBeNull();
+    });
+
+    test("exact under concurrency: 500 parallel clicks over two instances, max 120, a slow store; reservations by the block", async () => {
+      const [a, b] = [await instance(), await instance()];
+      const link = await storedLink(120, 0, { slowMs: 5 });
+      const results = await Promise.all(Array.from({ length: 500 }, (_, i) => (i % 2 ? a : b).takeHit(link.id, 120, link.ledger)));
       const served = results.filter((n) => n > 0).sort((x, y) => x - y);
       expect(served).toEqual(Array.from({ length: 120 }, (_, i) => i + 1));
       expect(results.filter((n) => n === -1)).toHaveLength(380);
-      expect(await a.peekHits(id)).toBe(120);
-      expect(seeds).toBeGreaterThanOrEqual(1);
-      expect(seeds).toBeLessThanOrEqual(2); // one per instance at most, not one per click
+      expect([await a.peekHits(link.id), await link.reserved()]).toEqual([120, 120]);
+      // One reservation per block, plus at most one more per instance (both may reserve at the same moment).
+      expect(link.reservations).toBeLessThanOrEqual(Math.ceil(120 / hitBlock(120)) + 2);
     });
 
-    test("resetHits forgets the counter, so the next click seeds again", async () => {
+    test("resetHits forgets the counter, so the next click starts one again, above what was reserved", async () => {
       const h = await instance();
-      const id = uid();
-      await h.takeHit(id, 10, async () => 4);
-      await h.resetHits(id);
-      expect(await h.peekHits(id)).toBeNull();
-      expect(await h.takeHit(id, 10, async () => 0)).toBe(1);
+      const link = await storedLink(100, 4);
+      expect(await h.takeHit(link.id, 100, link.ledger)).toBe(5);
+      await h.resetHits(link.id);
+      expect(await h.peekHits(link.id)).toBeNull();
+      expect(await h.takeHit(link.id, 100, link.ledger)).toBe(4 + hitBlock(100) + 1);
     });
 
-    test("a failing seed() rejects takeHit and leaves no counter behind", async () => {
+    test("a failing reservation rejects takeHit and leaves no counter behind", async () => {
       const h = await instance();
-      const id = uid();
-      await expect(h.takeHit(id, 10, async () => Promise.reject(new Error("db down")))).rejects.toThrow("db down");
-      expect(await h.peekHits(id)).toBeNull();
-      expect(await h.takeHit(id, 10, async () => 2)).toBe(3);
+      const link = await storedLink(10, 2);
+      const down: HitLedger = { reserve: () => Promise.reject(new Error("db down")), release: async () => {} };
+      await expect(h.takeHit(link.id, 10, down)).rejects.toThrow("db down");
+      expect(await h.peekHits(link.id)).toBeNull();
+      expect(await h.takeHit(link.id, 10, link.ledger)).toBe(3);
     });
   });
 }

@@ -9,6 +9,7 @@ import { AppError } from "../../shared/errors.ts";
 import { createRedisHotState } from "../../shared/adapters/redis/hot-state.ts";
 import { runHotStateContract } from "./hot-state.contract.ts";
 import { dropSubscriberAndRecover, waitUntil } from "./resubscribe.ts";
+import { ledgerFrom } from "../helpers/hit-ledger.ts";
 
 const url = process.env.REDIS_URL_TEST || process.env.REDIS_URL || "redis://127.0.0.1:6379";
 const prefixes: string[] = [];
@@ -46,11 +47,11 @@ describe("Redis HotState specifics", () => {
     const admin = new Redis(url);
     try {
       await h.setLink("example.com/abc", null);
-      await h.takeHit("L1", 5, async () => 0);
+      await h.takeHit("L1", 5, ledgerFrom(0));
       await h.rateLimit("key:K1", 5, 60_000);
       await h.enqueueClicks([{ id: "c1", linkId: "L1", ts: 1, ua: "", ip: null, country: null, referrer: null, variant: null }]);
       expect((await admin.keys(`${prefix}:*`)).sort()).toEqual(
-        [`${prefix}:{clicks}:stream`, `${prefix}:{clicks}:count`, `${prefix}:{hits:L1}`, `${prefix}:{link:example.com/abc}`, `${prefix}:{rl:key:K1}`].sort(),
+        [`${prefix}:{clicks}:stream`, `${prefix}:{clicks}:count`, `${prefix}:{hits:L1}`, `${prefix}:{hits:L1}:reserved`, `${prefix}:{link:example.com/abc}`, `${prefix}:{rl:key:K1}`].sort(),
       );
       const ttl = await admin.pttl(`${prefix}:{link:example.com/abc}`);
       expect(ttl).toBeGreaterThan(0);
@@ -95,7 +96,7 @@ describe("Redis HotState specifics", () => {
   test("an unreachable Redis rejects with AppError unavailable within a second", async () => {
     const h = createRedisHotState({ url: "redis://127.0.0.1:1", prefix });
     try {
-      for (const op of [() => h.ping(), () => h.getLink("d/x"), () => h.takeHit("L", 5, async () => 0)]) {
+      for (const op of [() => h.ping(), () => h.getLink("d/x"), () => h.takeHit("L", 5, ledgerFrom(0))]) {
         const start = performance.now();
         const err = await op().then(() => null, (e: unknown) => e);
         expect(err).toBeInstanceOf(AppError);
@@ -138,7 +139,7 @@ describe("Redis HotState specifics", () => {
       server = start();
       await waitUntil(() => h.ping().then(() => true, () => false));
       expect(await h.getLink("d/a")).toBeUndefined(); // a fresh server: nothing cached
-      expect(await h.takeHit("L", 5, async () => 4)).toBe(5);
+      expect(await h.takeHit("L", 5, ledgerFrom(4))).toBe(5);
     } finally {
       await h.close();
       server.kill();

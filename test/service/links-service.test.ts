@@ -8,6 +8,7 @@ import type { Caller } from "../../control/deps.ts";
 import * as links from "../../control/links/service.ts";
 import { linkKey } from "../../shared/link.ts";
 import { linkObject, rejectionOf, startControlPlane, type InProcessControlPlane } from "../helpers/in-process.ts";
+import { ledgerFrom } from "../helpers/hit-ledger.ts";
 
 let cp: InProcessControlPlane;
 let alice: Caller;
@@ -67,12 +68,12 @@ describe("updateLink", () => {
   test("the hit counter is kept while a limit stays, and dropped when the limit is removed or added", async () => {
     await links.createLink(cp.deps, alice, { url: "https://example.com/", slug: "svc-hits", maxHits: 10 });
     const { id } = await stored("svc-hits");
-    expect(await cp.deps.hot.takeHit(id, 10, async () => 4)).toBe(5);
+    expect(await cp.deps.hot.takeHit(id, 10, ledgerFrom(4))).toBe(5);
     await links.updateLink(cp.deps, alice, "svc-hits", { maxHits: 20 });
     expect(await cp.deps.hot.peekHits(id)).toBe(5);
     await links.updateLink(cp.deps, alice, "svc-hits", { maxHits: null });
     expect(await cp.deps.hot.peekHits(id)).toBeNull();
-    await cp.deps.hot.takeHit(id, 1000, async () => 0);
+    await cp.deps.hot.takeHit(id, 1000, ledgerFrom(0));
     await links.updateLink(cp.deps, alice, "svc-hits", { maxHits: 3 });
     expect(await cp.deps.hot.peekHits(id)).toBeNull();
   });
@@ -122,7 +123,7 @@ describe("deleteLink", () => {
   test("removes the link, drops the cached copy and the hit counter", async () => {
     await links.createLink(cp.deps, alice, { url: "https://example.com/", slug: "svc-delete", maxHits: 5 });
     const { id } = await stored("svc-delete");
-    await cp.deps.hot.takeHit(id, 5, async () => 0);
+    await cp.deps.hot.takeHit(id, 5, ledgerFrom(0));
     await links.deleteLink(cp.deps, alice, "svc-delete");
     expect([await cp.deps.store.getLinkById(id), await cp.deps.hot.getLink(key("svc-delete")), await cp.deps.hot.peekHits(id)]).toEqual([null, undefined, null]);
   });

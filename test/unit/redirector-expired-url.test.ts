@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { CompiledLink } from "../../shared/link.ts";
 import { compiledOf, expectPage, expectRedirect, startRedirector, UA, type RedirectorHarness } from "./redirector-harness.ts";
+import { ledgerFrom } from "../helpers/hit-ledger.ts";
 
 const OUT = "https://example.com/campaign-over";
 const HOOK = "https://93.184.216.34/hook";
@@ -60,7 +61,7 @@ describe("a gone link with an expiredUrl redirects there, and it is not a click"
 
   test("click limit reached elsewhere: the take that fails answers expiredUrl, and so does HEAD", async () => {
     const link = await linkWith({ url: "https://example.com/elsewhere", maxHits: 1, serveOg: true });
-    await h.cp.deps.hot.takeHit(link.id, 1, async () => 0);
+    await h.cp.deps.hot.takeHit(link.id, 1, ledgerFrom(0));
     expectRedirect(await h.visit(link.slug, { method: "HEAD" }), OUT);
     expectRedirect(await h.visit(link.slug, { headers: { "user-agent": UA.facebook } }), OUT);
     expectRedirect(await h.visit(link.slug), OUT);

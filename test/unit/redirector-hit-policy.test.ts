@@ -1,11 +1,14 @@
 /**
  * The maxHits step (redirector/hit-policy.ts) through the fetch handler: counted redirects take a hit, answers that
- * are not clicks only look at the count, counters shared by several redirectors, seeded from the store, taken on
- * a remote (asynchronous) counter, and a counter that fails.
+ * are not clicks only look at the count, counters shared by several redirectors, started from the store, taken on
+ * a remote (asynchronous) counter, a counter that fails, and hits reserved in the store by the block, so a counter
+ * lost in a crash never serves past the limit.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createRedirector } from "../../redirector/handler.ts";
-import type { HotState } from "../../shared/ports.ts";
+import { grantOf, hitBlock, hitLedger } from "../../redirector/hit-policy.ts";
+import { MemoryHotState } from "../../shared/adapters/memory/hot-state.ts";
+import type { HotState, LinkStore } from "../../shared/ports.ts";
 import { expectPage, expectRedirect, socketFrom, startRedirector, UA, type RedirectorHarness } from "./redirector-harness.ts";
 
 /** The same HotState without its synchronous hit counter, as a remote (Redis) one is. */
@@ -32,9 +35,9 @@ afterAll(() => h?.close());
 const idOf = async (slug: string) => (await h.cp.deps.store.getLink(h.cp.deps.config.defaultDomain, slug))!.id;
 const counter = async (slug: string) => h.cp.deps.hot.peekHits(await idOf(slug));
 
-/** A second redirector on the same HotState and store, as another process in scale mode. */
-function secondRedirector(wrap: (hot: HotState) => HotState = (x) => x) {
-  const { config, hot, store } = h.cp.deps;
+/** A second redirector on the same HotState and store, as another process in scale mode (or the same one restarted). */
+function secondRedirector(wrap: (hot: HotState) => HotState = (x) => x, store: LinkStore = h.cp.deps.store) {
+  const { config, hot } = h.cp.deps;
   const r = createRedirector({ config, hot: wrap(hot), store, now: h.cp.clock.now, countryLookup: null, webhooks: { send() {}, drain: async () => {}, pending: () => 0 } });
   return (slug: string, method = "GET", ua = UA.desktop) => r.fetch(new Request(`http://clink.test/${slug}`, { method, headers: { "user-agent": ua } }), socketFrom("127.0.0.1"));
 }
@@ -93,7 +96,7 @@ describe("answers that are not clicks only look at the count", () => {
     // ...then the other one serves their last clicks.
     const other = secondRedirector();
     expect((await other(plain)).status).toBe(302);
-    await h.cp.deps.hot.takeHit(await idOf(locked), 1, async () => 0);
+    await h.cp.deps.hot.takeHit(await idOf(locked), 1, hitLedger(h.cp.deps.store, await idOf(locked), 1));
     expectPage(await h.visit(plain, { method: "HEAD" }), 410);
     expectPage(await h.visit(plain, { headers: { "user-agent": UA.facebook } }), 410);
     expectPage(await h.visit(locked), 410);
@@ -108,5 +111,65 @@ describe("answers that are not clicks only look at the count", () => {
     const slug = await h.createLink({ url: "https://example.com/free" });
     const visit = secondRedirector(countersDown);
     for (const method of ["GET", "HEAD"]) expectRedirect(await visit(slug, method), "https://example.com/free");
+  });
+});
+
+describe("hits are reserved in the store before they are served", () => {
+  /** The store as the redirector sees it, with its reservations counted. */
+  function countingReservations(real: LinkStore) {
+    const calls = { reserveHits: 0 };
+    const store = new Proxy(real, {
+      get(t, prop) {
+        const value = Reflect.get(t, prop) as unknown;
+        if (prop !== "reserveHits" || typeof value !== "function") return value;
+        return (...args: unknown[]) => (calls.reserveHits++, (value as (...a: unknown[]) => unknown).apply(t, args));
+      },
+    });
+    return { store, calls };
+  }
+
+  test("one store write per block: the clicks within a block are answered synchronously", async () => {
+    const slug = await h.createLink({ url: "https://example.com/blocks", maxHits: 1_000 });
+    const { store, calls } = countingReservations(h.cp.deps.store);
+    const visit = secondRedirector(undefined, store);
+    const block = hitBlock(1_000);
+    expect((await visit(slug)).status).toBe(302); // starts the counter: the first block is reserved
+    const within = Array.from({ length: block - 1 }, () => visit(slug));
+    expect(within.every((r) => r instanceof Response && r.status === 302)).toBe(true);
+    expect((await visit(slug)).status).toBe(302); // the next block
+    expect(calls.reserveHits).toBe(2);
+    expect((await h.cp.deps.store.storedHits(await idOf(slug)))!.reserved).toBe(2 * block);
+  });
+
+  test("a counter lost with its clicks (a crash) starts again above every hit reserved: never over the limit, at most a block under", async () => {
+    const slug = await h.createLink({ url: "https://example.com/crashed", maxHits: 40 });
+    for (let i = 0; i < 5; i++) expectRedirect(await h.visit(slug), "https://example.com/crashed");
+    // As after SIGKILL: the counter is gone and the 5 clicks were never recorded.
+    await h.cp.deps.hot.resetHits(await idOf(slug));
+    expect((await h.cp.deps.store.getLinkById(await idOf(slug)))!.hits).toBe(0);
+    const restarted = secondRedirector();
+    let served = 5;
+    while ((await restarted(slug)).status === 302) served++;
+    expect(served).toBeLessThanOrEqual(40);
+    expect(served).toBeGreaterThanOrEqual(40 - hitBlock(40));
+  });
+
+  test("after a crash at the limit, HEAD answers 410 from the reservation, not the recorded hits", async () => {
+    const slug = await h.createLink({ url: "https://example.com/crashed-head", maxHits: 3 });
+    for (let i = 0; i < 3; i++) expectRedirect(await h.visit(slug), "https://example.com/crashed-head");
+    await h.cp.deps.hot.resetHits(await idOf(slug));
+    expectPage(await secondRedirector()(slug, "HEAD"), 410);
+  });
+
+  test("a graceful stop gives back the hits reserved and not served: the next process resumes exactly", async () => {
+    const slug = await h.createLink({ url: "https://example.com/graceful", maxHits: 100 });
+    const id = await idOf(slug);
+    const hot = new MemoryHotState(h.cp.clock.now);
+    const ledger = hitLedger(h.cp.deps.store, id, 100);
+    for (let i = 0; i < 6; i++) await hot.takeHit(id, 100, ledger);
+    expect((await h.cp.deps.store.storedHits(id))!.reserved).toBe(hitBlock(100));
+    await hot.close();
+    expect((await h.cp.deps.store.storedHits(id))!.reserved).toBe(6);
+    expect(grantOf(await h.cp.deps.store.reserveHits(id, 1))!.start).toBe(6);
   });
 });

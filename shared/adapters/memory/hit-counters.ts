@@ -1,45 +1,65 @@
 /**
- * HitCounters in process memory (embedded default). An increment completes synchronously inside one JavaScript
- * turn, which is what makes takeHit atomic here.
+ * HitCounters in process memory (embedded default). An attempt completes synchronously inside one JavaScript
+ * turn, which is what makes it atomic here; only starting a counter and reserving its next block wait (for the
+ * store). This process owns its links' counters, so it gives back what they reserved and did not serve on close.
  */
-import type { HitCounters } from "../../ports.ts";
+import type { HitCounters, HitGrant, HitLedger } from "../../ports.ts";
+import { HIT_LIMIT, NO_COUNTER, NO_ROOM, ReservationsInFlight, takeWithinReservation } from "../hit-taking.ts";
+
+interface Counter {
+  n: number;
+  /** Hits the store reserved for this counter: it serves none beyond. */
+  reserved: number;
+  ledger: HitLedger;
+}
 
 export class MemoryHitCounters implements HitCounters {
-  private hits = new Map<string, number>();
-  private seeding = new Map<string, Promise<number>>();
+  private readonly counters = new Map<string, Counter>();
+  private readonly reservations = new ReservationsInFlight();
 
-  async takeHit(linkId: string, max: number, seed: () => Promise<number>): Promise<number> {
-    if (!this.hits.has(linkId)) {
-      // Concurrent first clicks share one seed read, then all increment the same counter.
-      let p = this.seeding.get(linkId);
-      if (!p) {
-        p = seed();
-        this.seeding.set(linkId, p);
-      }
-      try {
-        const seeded = await p;
-        if (!this.hits.has(linkId)) this.hits.set(linkId, seeded);
-      } finally {
-        this.seeding.delete(linkId);
-      }
-    }
-    return this.takeHitSync(linkId, max)!;
+  takeHit(linkId: string, max: number, ledger: HitLedger): Promise<number> {
+    return takeWithinReservation(
+      () => this.attempt(linkId, max),
+      () => this.reservations.reserve(linkId, ledger, (grant) => this.apply(linkId, grant, ledger)),
+    );
   }
 
-  /** Synchronous variant once the counter is seeded; undefined when it is not. */
+  /** The take when it needs nothing from the store (counter started, hits reserved left); undefined otherwise. */
   takeHitSync(linkId: string, max: number): number | undefined {
-    const n = this.hits.get(linkId);
-    if (n === undefined) return undefined;
-    if (n >= max) return -1;
-    this.hits.set(linkId, n + 1);
-    return n + 1;
+    const n = this.attempt(linkId, max);
+    return n === NO_COUNTER || n === NO_ROOM ? undefined : n;
+  }
+
+  private attempt(linkId: string, max: number): number {
+    const c = this.counters.get(linkId);
+    if (c === undefined) return NO_COUNTER;
+    if (c.n >= max) return HIT_LIMIT;
+    if (c.n >= c.reserved) return NO_ROOM;
+    return ++c.n;
+  }
+
+  private apply(linkId: string, grant: HitGrant, ledger: HitLedger): void {
+    const c = this.counters.get(linkId);
+    if (c === undefined) this.counters.set(linkId, { n: grant.start, reserved: grant.reserved, ledger });
+    else c.reserved = Math.max(c.reserved, grant.reserved);
   }
 
   async peekHits(linkId: string) {
-    return this.hits.get(linkId) ?? null;
+    return this.counters.get(linkId)?.n ?? null;
   }
 
   async resetHits(linkId: string) {
-    this.hits.delete(linkId);
+    this.counters.delete(linkId);
+    this.reservations.forget(linkId);
+  }
+
+  /**
+   * Gives back each counter's reserved hits it did not serve (a graceful stop then restarts exactly where it
+   * was); a counter whose store cannot be reached keeps its reservation, which can only under-serve.
+   */
+  async close(): Promise<void> {
+    const stopping = [...this.counters.values()];
+    this.counters.clear();
+    await Promise.all(stopping.map((c) => (c.n < c.reserved ? c.ledger.release(c.n).catch(() => {}) : undefined)));
   }
 }

@@ -4,7 +4,7 @@
  * which is what makes takeHit and rateLimit atomic here.
  */
 import type { CompiledLink } from "../../link.ts";
-import type { ClickEvent, HotState, QueuedClick, RateLimitResult } from "../../ports.ts";
+import type { ClickEvent, HitLedger, HotState, QueuedClick, RateLimitResult } from "../../ports.ts";
 import { MemoryBus } from "./bus.ts";
 import { MemoryClickQueue } from "./click-queue.ts";
 import { MemoryHitCounters } from "./hit-counters.ts";
@@ -55,8 +55,8 @@ export class MemoryHotState implements HotState {
     this.links.onResubscribed(listener);
   }
 
-  takeHit(linkId: string, max: number, seed: () => Promise<number>): Promise<number> {
-    return this.hits.takeHit(linkId, max, seed);
+  takeHit(linkId: string, max: number, ledger: HitLedger): Promise<number> {
+    return this.hits.takeHit(linkId, max, ledger);
   }
 
   /** Synchronous variant once the counter is seeded (the embedded redirector's hot path); undefined when it is not. */
@@ -104,5 +104,6 @@ export class MemoryHotState implements HotState {
 
   async close() {
     clearInterval(this.sweepTimer);
+    await this.hits.close();
   }
 }

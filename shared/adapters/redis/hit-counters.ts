@@ -1,50 +1,58 @@
-/** HitCounters in Redis: one counter key per link, checked and incremented by one script (atomic). */
-import { AppError } from "../../errors.ts";
-import type { HitCounters } from "../../ports.ts";
+/**
+ * HitCounters in Redis: per link a counter key and, in the same slot, the hits the store reserved for it. One
+ * script checks both and increments (atomic across every redirector); starting a counter and raising its
+ * reservation is another. A counter survives a redirector's crash; one lost with Redis is started again from
+ * the store's reservation, above every hit served.
+ */
+import type { HitCounters, HitLedger } from "../../ports.ts";
+import { HIT_LIMIT, NO_COUNTER, NO_ROOM, ReservationsInFlight, takeWithinReservation } from "../hit-taking.ts";
 import type { RedisConnection } from "./connection.ts";
 
-const NOT_SEEDED = -2;
-
-/** -2: no counter yet (caller seeds); -1: limit reached; otherwise the new count. */
+/** KEYS: counter, reservation; ARGV: max. The new count, or HIT_LIMIT, NO_COUNTER, NO_ROOM. */
 const TAKE_HIT_LUA = `
-local v = redis.call('GET', KEYS[1])
-if not v then return ${NOT_SEEDED} end
-if tonumber(v) >= tonumber(ARGV[1]) then return -1 end
+local n = tonumber(redis.call('GET', KEYS[1]))
+if not n then return ${NO_COUNTER} end
+if n >= tonumber(ARGV[1]) then return ${HIT_LIMIT} end
+if n >= tonumber(redis.call('GET', KEYS[2]) or '0') then return ${NO_ROOM} end
 return redis.call('INCR', KEYS[1])`;
 
+/**
+ * KEYS: counter, reservation; ARGV: the grant's start and reservation. A missing counter starts at `start`;
+ * an existing one (started meanwhile by another process, maybe already counting) only has its reservation raised.
+ */
+const APPLY_GRANT_LUA = `
+if redis.call('SET', KEYS[1], ARGV[1], 'NX') then
+  redis.call('SET', KEYS[2], ARGV[2])
+elseif tonumber(ARGV[2]) > tonumber(redis.call('GET', KEYS[2]) or '0') then
+  redis.call('SET', KEYS[2], ARGV[2])
+end
+return 0`;
+
 interface Scripts {
-  clinkTakeHit(key: string, max: number): Promise<number>;
+  clinkTakeHit(counter: string, reservation: string, max: number): Promise<number>;
+  clinkApplyHitGrant(counter: string, reservation: string, start: number, reserved: number): Promise<number>;
 }
 
 export class RedisHitCounters implements HitCounters {
   private readonly scripts: Scripts;
-  /** One seed read per link per process, however many clicks arrive together. */
-  private readonly seeding = new Map<string, Promise<void>>();
+  /** One reservation per link per process, however many clicks need it together. */
+  private readonly reservations = new ReservationsInFlight();
 
   constructor(private readonly conn: RedisConnection) {
-    this.scripts = conn.script<Scripts>("clinkTakeHit", 1, TAKE_HIT_LUA);
+    this.scripts = conn.script<Scripts>("clinkTakeHit", 2, TAKE_HIT_LUA);
+    conn.script<Scripts>("clinkApplyHitGrant", 2, APPLY_GRANT_LUA);
   }
 
   private hitsKey = (linkId: string) => `${this.conn.prefix}:{hits:${linkId}}`;
+  private reservedKey = (linkId: string) => `${this.conn.prefix}:{hits:${linkId}}:reserved`;
 
-  async takeHit(linkId: string, max: number, seed: () => Promise<number>): Promise<number> {
-    const key = this.hitsKey(linkId);
-    // Normally one round, two after seeding; resetHits racing with the seeding may empty the counter again.
-    for (let round = 0; round < 3; round++) {
-      const n = await this.conn.run(() => this.scripts.clinkTakeHit(key, max));
-      if (n !== NOT_SEEDED) return n;
-      let p = this.seeding.get(linkId);
-      if (!p) {
-        // SET NX: when another process seeded first, its counter (maybe already incremented) wins.
-        p = seed()
-          .then((seeded) => this.conn.run((c) => c.set(key, String(seeded), "NX")))
-          .then(() => undefined)
-          .finally(() => this.seeding.delete(linkId));
-        this.seeding.set(linkId, p);
-      }
-      await p;
-    }
-    throw new AppError("unavailable", "Hit counter could not be seeded", { retryAfter: 1 });
+  takeHit(linkId: string, max: number, ledger: HitLedger): Promise<number> {
+    const counter = this.hitsKey(linkId);
+    const reserved = this.reservedKey(linkId);
+    return takeWithinReservation(
+      () => this.conn.run(() => this.scripts.clinkTakeHit(counter, reserved, max)),
+      () => this.reservations.reserve(linkId, ledger, (g) => this.conn.run(() => this.scripts.clinkApplyHitGrant(counter, reserved, g.start, g.reserved))),
+    );
   }
 
   async peekHits(linkId: string): Promise<number | null> {
@@ -53,6 +61,7 @@ export class RedisHitCounters implements HitCounters {
   }
 
   async resetHits(linkId: string): Promise<void> {
-    await this.conn.run((c) => c.del(this.hitsKey(linkId)));
+    this.reservations.forget(linkId);
+    await this.conn.run((c) => c.del(this.hitsKey(linkId), this.reservedKey(linkId)));
   }
 }

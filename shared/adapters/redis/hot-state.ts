@@ -4,7 +4,7 @@
  * fail-fast policy) and one pub/sub subscriber.
  */
 import type { CompiledLink } from "../../link.ts";
-import type { ClickEvent, HotState, QueuedClick, RateLimitResult } from "../../ports.ts";
+import type { ClickEvent, HitLedger, HotState, QueuedClick, RateLimitResult } from "../../ports.ts";
 import { RedisBus } from "./bus.ts";
 import { RedisClickQueue, type RedisClickQueueOptions } from "./click-queue.ts";
 import { connectRedis, type RedisConnection, type RedisConnectionOptions } from "./connection.ts";
@@ -49,8 +49,8 @@ export class RedisHotState implements HotState {
     this.links.onResubscribed(listener);
   }
 
-  takeHit(linkId: string, max: number, seed: () => Promise<number>): Promise<number> {
-    return this.hits.takeHit(linkId, max, seed);
+  takeHit(linkId: string, max: number, ledger: HitLedger): Promise<number> {
+    return this.hits.takeHit(linkId, max, ledger);
   }
 
   peekHits(linkId: string): Promise<number | null> {
