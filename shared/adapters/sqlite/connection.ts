@@ -9,6 +9,9 @@ import { dirname } from "node:path";
 /** Ids per `IN (…)` list (links of a click batch, rows of an insert): far below SQLite's 32,766 variables. */
 export const CLICK_CHUNK = 512;
 
+/** How long a write waits for another connection's write lock (the click writer thread's) before failing. */
+export const BUSY_TIMEOUT_MS = 5_000;
+
 export class SqliteConnection {
   readonly db: Database;
   readonly path: string;
@@ -23,7 +26,7 @@ export class SqliteConnection {
     this.db.run("PRAGMA journal_mode = WAL");
     this.db.run("PRAGMA synchronous = NORMAL");
     this.db.run("PRAGMA foreign_keys = ON");
-    this.db.run("PRAGMA busy_timeout = 5000");
+    this.db.run(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
   }
 
   /** The statement for `sql`, prepared on first use (tables exist only after migrate()). */
