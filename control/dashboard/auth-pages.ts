@@ -3,13 +3,14 @@
  * attempts are limited per email and address before any password is verified, so guessing is slow even
  * for the right password.
  */
-import { AppError, type FieldError } from "../../shared/errors.ts";
+import { AppError } from "../../shared/errors.ts";
 import { addressBucket } from "../../shared/net/ip.ts";
 import { createAccount, verifyCredentials } from "../accounts/service.ts";
 import { endSession, startSession } from "../accounts/sessions.ts";
 import { clientIp } from "../http/client-ip.ts";
 import { field, htmlResponse, redirect, safeNext } from "./http.ts";
-import { csrfField, errorsBox, esc, fieldErrors, flashBox, layout } from "./layout.ts";
+import { errorSummary, fieldProblems, invalidAttrs, type FieldRefs, type FormProblem } from "./form-errors.ts";
+import { csrfField, esc, flashBox, layout } from "./layout.ts";
 import {
   anonCsrf, clearSessionCookie, sessionCookie, signedIn, SESSION_COOKIE, type FormCtx, type RequestCtx, type SignedInCtx,
 } from "./session.ts";
@@ -27,22 +28,24 @@ interface AuthForm {
   csrf: string;
   email?: string;
   next?: string;
-  error?: { detail: string; errors: FieldError[] };
+  error?: FormProblem;
   flash?: string | null;
   signupOpen?: boolean;
 }
+
+const FIELDS: FieldRefs = { "/email": { label: "Email", id: "email" }, "/password": { label: "Password", id: "password" } };
 
 function authPage(f: AuthForm): string {
   const signin = f.kind === "signin";
   const title = signin ? "Sign in" : "Create an account";
   const errors = f.error?.errors ?? [];
   const body = `<h1>${title}</h1>${flashBox(f.flash ?? null)}
-${f.error ? errorsBox(f.error.detail, errors, { "/email": "Email", "/password": "Password" }) : ""}
+${f.error ? errorSummary(f.error, FIELDS) : ""}
 <form method="post" action="/dashboard/${f.kind}" class="card">${csrfField(f.csrf)}
 ${signin ? `<input type="hidden" name="next" value="${esc(safeNext(f.next))}">` : ""}
-<label for="email">Email</label><input id="email" name="email" type="email" required autocomplete="email" maxlength="254" value="${esc(f.email ?? "")}">${fieldErrors(errors, "/email")}
+<label for="email">Email</label><input id="email" name="email" type="email" required autocomplete="email" maxlength="254" value="${esc(f.email ?? "")}"${invalidAttrs(errors, "/email", "email")}>${fieldProblems(errors, "/email", FIELDS["/email"])}
 <label for="password">Password${signin ? "" : ' <span class="hint">(8-200 characters)</span>'}</label>
-<input id="password" name="password" type="password" required maxlength="200" ${signin ? 'autocomplete="current-password"' : 'minlength="8" autocomplete="new-password"'}>${fieldErrors(errors, "/password")}
+<input id="password" name="password" type="password" required maxlength="200" ${signin ? 'autocomplete="current-password"' : 'minlength="8" autocomplete="new-password"'}${invalidAttrs(errors, "/password", "password")}>${fieldProblems(errors, "/password", FIELDS["/password"])}
 <div class="actions"><button type="submit" class="btn-primary">${signin ? "Sign in" : "Create account"}</button></div></form>
 ${signin && !f.signupOpen ? "" : `<p class="muted">${signin ? 'No account yet? <a href="/dashboard/signup">Create one</a>.' : 'Already registered? <a href="/dashboard/signin">Sign in</a>.'}</p>`}`;
   return layout({ title, body, narrow: true });

@@ -1,20 +1,25 @@
 /**
- * API keys (design §6): create (the full key is shown once, in the answer to the POST, never stored),
- * list, revoke. Revocation goes through the API's own KeyAuthenticator so its cache forgets the key at once.
+ * API keys (design §6): create, list, revoke. Every form posts and redirects (a reload never creates a second
+ * key); the new key is handed to the page after the redirect once (new-key-handoff.ts), never stored in full.
+ * Revocation goes through the API's own KeyAuthenticator so its cache forgets the key at once.
  */
-import { AppError, type FieldError } from "../../shared/errors.ts";
+import { AppError } from "../../shared/errors.ts";
 import { createApiKey, listApiKeys, type ApiKeyView, type KeyAuthenticator } from "../keys/service.ts";
+import { errorSummary, fieldProblems, invalidAttrs, type FieldRefs, type FormProblem } from "./form-errors.ts";
 import { field, htmlResponse, redirect } from "./http.ts";
-import { csrfField, errorsBox, esc, fieldErrors, flashBox, fmtDate, layout } from "./layout.ts";
+import { csrfField, esc, flashBox, fmtDate, layout } from "./layout.ts";
+import { handOffCookie, takeNewKey } from "./new-key-handoff.ts";
 import type { FormCtx, SignedInCtx } from "./session.ts";
 
 interface KeysView {
   keys: ApiKeyView[];
-  created?: { key: string; name: string };
-  error?: { detail: string; errors: FieldError[] };
+  created?: { key: string; name: string } | null;
+  error?: FormProblem;
   name?: string;
   flash?: string | null;
 }
+
+const FIELDS: FieldRefs = { "/name": { label: "Name", id: "key-name" } };
 
 function newKeyBox(created: { key: string; name: string }): string {
   return `<section class="once" aria-labelledby="new-key-title">
@@ -48,26 +53,27 @@ function keysPage(ctx: SignedInCtx, v: KeysView): string {
   const body = `<h1>API keys</h1>${flashBox(v.flash ?? null)}${v.created ? newKeyBox(v.created) : ""}
 <p class="muted">Keys authenticate the REST API and the MCP server. Treat them like passwords.</p>
 <form method="post" action="/dashboard/keys" class="card">${csrfField(csrf)}
-${v.error ? errorsBox(v.error.detail, errors, { "/name": "Name" }) : ""}
+${v.error ? errorSummary(v.error, FIELDS) : ""}
 <label for="key-name">New key name <span class="hint">(e.g. “laptop” or “Claude”)</span></label>
-<div class="copyrow"><input id="key-name" name="name" required maxlength="80" value="${esc(v.name ?? "")}"><button type="submit" class="btn-primary">Create key</button></div>${fieldErrors(errors, "/name")}
+<div class="copyrow"><input id="key-name" name="name" required maxlength="80" value="${esc(v.name ?? "")}"${invalidAttrs(errors, "/name", "key-name")}><button type="submit" class="btn-primary">Create key</button></div>${fieldProblems(errors, "/name", FIELDS["/name"])}
 </form>
 <h2>Your keys</h2>${table}`;
   return layout({ title: "API keys", body, viewer: ctx.viewer, current: "keys" });
 }
 
+/** The list; right after a key was created (and only then), the key itself, once. */
 export async function keysIndex(ctx: SignedInCtx): Promise<Response> {
+  const { created, setCookie } = await takeNewKey(ctx);
   const keys = await listApiKeys(ctx.deps, ctx.account.id);
-  return htmlResponse(200, keysPage(ctx, { keys, flash: ctx.url.searchParams.get("flash") }));
+  return htmlResponse(200, keysPage(ctx, { keys, created, flash: ctx.url.searchParams.get("flash") }), { "set-cookie": setCookie });
 }
 
-/** Answers the POST itself (no redirect): the only moment the key exists outside the owner's hands. */
+/** Creates the key and redirects to the list, which shows it once; a name the API refuses shows the form again. */
 export async function createKey({ ctx, form }: FormCtx<SignedInCtx>): Promise<Response> {
   const name = field(form, "name");
   try {
     const { key, view } = await createApiKey(ctx.deps, ctx.account.id, name);
-    const keys = await listApiKeys(ctx.deps, ctx.account.id);
-    return htmlResponse(201, keysPage(ctx, { keys, created: { key, name: view.name } }));
+    return redirect("/dashboard/keys", [handOffCookie(ctx, { id: view.id, name: view.name, key })]);
   } catch (e) {
     if (!(e instanceof AppError) || e.code !== "invalid_input") throw e;
     const keys = await listApiKeys(ctx.deps, ctx.account.id);

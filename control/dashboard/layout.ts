@@ -3,7 +3,6 @@
  * through `esc` (shared/html.ts): link fields, emails, key names, query strings, error messages.
  */
 import { escapeHtml as esc } from "../../shared/html.ts";
-import type { FieldError } from "../../shared/errors.ts";
 import { htmlResponse } from "./http.ts";
 import { assetUrl } from "./static.ts";
 
@@ -28,11 +27,12 @@ export interface PageOptions {
 
 export const csrfField = (token: string) => `<input type="hidden" name="_csrf" value="${esc(token)}">`;
 
+/** The signed-in header: who and sign-out beside the brand, the section links on a row of their own on a phone. */
 function nav(viewer: Viewer, current?: Section): string {
   const item = (section: Section, href: string, label: string) =>
     `<a href="${href}"${current === section ? ' aria-current="page"' : ""}>${label}</a>`;
   return `<nav aria-label="Main">${item("links", "/dashboard/links", "Links")}${item("new", "/dashboard/links/new", "New link")}${item("keys", "/dashboard/keys", "API keys")}</nav>
-<div class="who"><span>${esc(viewer.email)}</span><form method="post" action="/dashboard/signout" class="inline">${csrfField(viewer.csrfToken)}<button type="submit">Sign out</button></form></div>`;
+<div class="who"><span class="email" title="${esc(viewer.email)}">${esc(viewer.email)}</span><form method="post" action="/dashboard/signout" class="inline">${csrfField(viewer.csrfToken)}<button type="submit">Sign out</button></form></div>`;
 }
 
 export function layout(o: PageOptions): string {
@@ -63,26 +63,6 @@ const FLASH: Record<string, string> = {
 export function flashBox(code: string | null): string {
   const text = code && Object.hasOwn(FLASH, code) ? FLASH[code] : undefined; // not "constructor" or "__proto__"
   return text ? `<p class="flash" role="status">${esc(text)}</p>` : "";
-}
-
-/** The list of every problem at the top of a form, as the API reported them. */
-export function errorsBox(detail: string, errors: FieldError[], labels: Record<string, string> = {}): string {
-  const items = errors.map((e) => `<li>${esc(labelFor(e.path, labels))}: ${esc(e.message)}</li>`).join("");
-  return `<div class="errors" role="alert"><strong>${esc(detail)}</strong>${items ? `<ul>${items}</ul>` : ""}</div>`;
-}
-
-/** "/rules/2/url" → "Rule 3 URL" when the labels know "/rules/*\/url"; otherwise the path itself. */
-function labelFor(path: string, labels: Record<string, string>): string {
-  if (labels[path]) return labels[path];
-  const m = /^\/(\w+)\/(\d+)\/(\w+)$/.exec(path);
-  const generic = m ? labels[`/${m[1]}/*/${m[3]}`] : undefined;
-  if (m && generic) return generic.replace("#", String(Number(m[2]) + 1));
-  return path.replace(/^\//, "") || "form";
-}
-
-/** Messages for one field, shown under its input. */
-export function fieldErrors(errors: FieldError[], path: string): string {
-  return errors.filter((e) => e.path === path).map((e) => `<p class="err">${esc(e.message)}</p>`).join("");
 }
 
 export function fmtDate(value: string | number | null): string {

@@ -8,16 +8,21 @@
 import { DEVICE_MATCHES, listed, RULE_KINDS } from "../../shared/enums.ts";
 import type { FieldError } from "../../shared/errors.ts";
 import type { FormSection, FormWidget } from "../../shared/link-fields.ts";
-import { csrfField, errorsBox, esc, fieldErrors } from "./layout.ts";
+import type { TagsAndFolders } from "../../shared/ports.ts";
+import { errorSummary, fieldProblems, fieldRef, invalidAttrs, type FieldRef, type FieldRefs, type FormProblem } from "./form-errors.ts";
+import { csrfField, esc } from "./layout.ts";
 import { AB_ROW, choicesOf, FORM_FIELDS, maxRowsOf, RULE_ROW, sentAs, type AbRow, type FormField, type LinkFormValues, type RuleRow } from "./link-form-input.ts";
+import { FOLDER_LIST_ID, suggestionLists, TAG_LIST_ID } from "./suggestions.ts";
 
 export interface LinkFormOptions {
   mode: "create" | "edit";
   values: LinkFormValues;
   csrf: string;
-  error?: { detail: string; errors: FieldError[] };
+  error?: FormProblem;
   /** Edit mode: the link's webhook secret, shown so the owner can verify signatures. */
   webhookSecret?: string | null;
+  /** The account's tags and folders, offered as the tag and folder inputs are typed in. */
+  suggestions?: TagsAndFolders;
 }
 
 type Mode = LinkFormOptions["mode"];
@@ -38,13 +43,19 @@ export const FORM_SECTIONS: Record<FormSection, { legend: string; hint?: string;
 };
 
 /**
- * Row widgets: what a row and its columns are called in messages ("Rule 2 URL") and the name of its box (the
- * script's "Add a row" finds it by that).
+ * Row widgets: what a row and its columns are called in messages ("Rule 2 URL"), the names its controls post
+ * under, and the name of its box (the script's "Add a row" finds it by that).
  */
 const ROWS = {
-  ruleRows: { noun: "Rule", columns: { kind: "kind", match: "match", url: "URL" }, box: "rules" },
-  abRows: { noun: "Variant", columns: { url: "URL", weight: "weight" }, box: "ab" },
+  ruleRows: { noun: "Rule", columns: { kind: "kind", match: "match", url: "URL" }, names: RULE_ROW, box: "rules" },
+  abRows: { noun: "Variant", columns: { url: "URL", weight: "weight" }, names: AB_ROW, box: "ab" },
 } as const;
+type RowsWidget = keyof typeof ROWS;
+const rowsOf = (f: FormField) => (f.form.widget === "ruleRows" || f.form.widget === "abRows" ? ROWS[f.form.widget] : null);
+
+/** A control's id: `f-` and its posted name; in a row, the column's posted name and the row's index (app.js numbers added rows the same way). */
+const fieldId = (f: FormField) => `f-${f.posted}`;
+const rowId = (name: string, i: number | "#") => `${name}-${i}`;
 const BLANK_ROWS = 2;
 
 /** "Title" in the preview section is "Preview title" in the error list; a label that names its section stays. */
@@ -55,16 +66,24 @@ function errorLabel(f: FormField): string {
   return `${prefix} ${label}`;
 }
 
-/** Error paths → labels for the list at the top: every form field under both its names, and the row columns. */
-export const FIELD_LABELS: Record<string, string> = Object.fromEntries([
-  ["/slug", "Slug"],
+/**
+ * Error paths → each field's label and control, for the summary's links and the messages under the controls:
+ * every form field under both its names, and the row columns (a rows field as a whole is its box).
+ */
+export const FIELD_REFS: FieldRefs = Object.fromEntries([
+  ["/slug", { label: "Slug", id: "f-slug" }],
   ...FORM_FIELDS.flatMap((f) => {
     const names = [...new Set([f.createAs, f.updateAs ?? f.createAs])];
-    const rows = f.form.widget === "ruleRows" || f.form.widget === "abRows" ? ROWS[f.form.widget] : null;
-    const columns = rows ? Object.entries(rows.columns).map(([key, word]) => [key, `${rows.noun} # ${word}`]) : [];
-    return names.flatMap((n) => [[`/${n}`, errorLabel(f)], ...columns.map(([key, label]) => [`/${n}/*/${key}`, label])]);
+    const rows = rowsOf(f);
+    const columns = rows
+      ? Object.entries(rows.columns).map(([key, word]) => [key, { label: `${rows.noun} # ${word}`, id: rowId(rows.names[key as keyof typeof rows.names], "#") }] as const)
+      : [];
+    return names.flatMap((n) => [[`/${n}`, { label: errorLabel(f), id: fieldId(f) }], ...columns.map(([key, ref]) => [`/${n}/*/${key}`, ref])]);
   }),
 ]);
+
+/** Error paths → labels alone (FIELD_REFS without the controls). */
+export const FIELD_LABELS: Record<string, string> = Object.fromEntries(Object.entries(FIELD_REFS).map(([path, ref]) => [path, ref.label]));
 
 interface Ctx {
   mode: Mode;
@@ -72,42 +91,67 @@ interface Ctx {
   errors: Errors;
   /** Where the API reports this field's errors: `/url` on create, `/targetUrl` on edit. */
   path: string;
+  /** The field's label and control id, for its messages. */
+  ref: FieldRef;
 }
+
+/** Suggestion lists by field: the tags input adds to a comma-separated list (app.js), the folder takes one value. */
+const SUGGESTED: Partial<Record<string, string>> = {
+  tags: ` list="${TAG_LIST_ID}" data-multi autocomplete="off"`,
+  folder: ` list="${FOLDER_LIST_ID}" autocomplete="off"`,
+};
 
 const hintOf = (hint?: string) => (hint ? ` <span class="hint">${esc(hint)}</span>` : "");
 /** A field's label element, for the control with id `f-{posted name}`. */
 const labelOf = (f: FormField, hint = f.form.hint) => `<label for="f-${f.posted}">${esc(f.form.label)}${hintOf(hint)}</label>`;
 
-function input(f: FormField, c: Ctx, type: string, value = c.values.fields[f.name] as string, hint = f.form.hint, attrs = f.form.attrs): string {
-  return `${labelOf(f, hint)}<input id="f-${f.posted}" name="${f.posted}" type="${type}" value="${esc(value)}" ${attrs ?? ""}>${fieldErrors(c.errors, c.path)}`;
+/** The control's own attributes: id, and when its field has errors, aria-invalid and aria-describedby. */
+const controlAttrs = (c: Ctx, id: string, path = c.path) => `id="${id}"${invalidAttrs(c.errors, path, id)}`;
+
+interface InputOptions {
+  value?: string;
+  hint?: string;
+  attrs?: string;
 }
 
-function rowErrors(errors: Errors, prefix: string, i: number, noun: string): string {
-  return errors
-    .filter((e) => e.path.startsWith(`${prefix}/${i}/`))
-    .map((e) => `<p class="err">${noun} ${i + 1} ${esc(e.path.split("/").pop())}: ${esc(e.message)}</p>`)
-    .join("");
+function input(f: FormField, c: Ctx, type: string, o: InputOptions = {}): string {
+  const value = o.value ?? (c.values.fields[f.name] as string);
+  return `${labelOf(f, o.hint ?? f.form.hint)}<input ${controlAttrs(c, fieldId(f))} name="${f.posted}" type="${type}" value="${esc(value)}" ${o.attrs ?? f.form.attrs ?? ""}${SUGGESTED[f.name] ?? ""}>${fieldProblems(c.errors, c.path, c.ref)}`;
+}
+
+/** One row's controls' attributes and messages, by column: `Rule 2 URL` is /rules/1/url, id rule_url-1. */
+function rowCells<K extends string>(c: Ctx, i: number, names: Record<K, string>) {
+  const path = (col: K) => `${c.path}/${i}/${col}`;
+  return {
+    attrs: (col: K) => controlAttrs(c, rowId(names[col], i), path(col)),
+    errors: () => (Object.keys(names) as K[]).map((col) => fieldProblems(c.errors, path(col), fieldRef(path(col), FIELD_REFS), true)).join(""),
+  };
 }
 
 function ruleRow(r: RuleRow, i: number, c: Ctx): string {
   const opt = (v: string) => `<option value="${v}"${r.kind === v ? " selected" : ""}>${v[0].toUpperCase()}${v.slice(1)}</option>`;
-  return `<div class="row"><select name="${RULE_ROW.kind}" aria-label="Rule ${i + 1} kind">${RULE_KINDS.map(opt).join("")}</select>
-<input name="${RULE_ROW.match}" value="${esc(r.match)}" maxlength="16" placeholder="US or mobile" aria-label="Rule ${i + 1} match">
-<input name="${RULE_ROW.url}" class="url" type="url" value="${esc(r.url)}" maxlength="2048" placeholder="https://…" aria-label="Rule ${i + 1} URL"></div>${rowErrors(c.errors, c.path, i, ROWS.ruleRows.noun)}`;
+  const cells = rowCells(c, i, RULE_ROW);
+  return `<div class="row"><select name="${RULE_ROW.kind}" ${cells.attrs("kind")} aria-label="Rule ${i + 1} kind">${RULE_KINDS.map(opt).join("")}</select>
+<input name="${RULE_ROW.match}" ${cells.attrs("match")} value="${esc(r.match)}" maxlength="16" placeholder="US or mobile" aria-label="Rule ${i + 1} match">
+<input name="${RULE_ROW.url}" ${cells.attrs("url")} class="url" type="url" value="${esc(r.url)}" maxlength="2048" placeholder="https://…" aria-label="Rule ${i + 1} URL"></div>${cells.errors()}`;
 }
 
 function abRow(a: AbRow, i: number, c: Ctx): string {
-  return `<div class="row"><input name="${AB_ROW.url}" class="url" type="url" value="${esc(a.url)}" maxlength="2048" placeholder="https://…" aria-label="Variant ${i + 1} URL">
-<input name="${AB_ROW.weight}" value="${esc(a.weight)}" inputmode="decimal" placeholder="weight" aria-label="Variant ${i + 1} weight"></div>${rowErrors(c.errors, c.path, i, ROWS.abRows.noun)}`;
+  const cells = rowCells(c, i, AB_ROW);
+  return `<div class="row"><input name="${AB_ROW.url}" ${cells.attrs("url")} class="url" type="url" value="${esc(a.url)}" maxlength="2048" placeholder="https://…" aria-label="Variant ${i + 1} URL">
+<input name="${AB_ROW.weight}" ${cells.attrs("weight")} value="${esc(a.weight)}" inputmode="decimal" placeholder="weight" aria-label="Variant ${i + 1} weight"></div>${cells.errors()}`;
 }
 
-/** The field's rows and blank ones to fill in, up to as many as the API takes. */
-function rows<T>(f: FormField, widget: keyof typeof ROWS, items: T[], blank: T, render: (item: T, i: number) => string): string {
+/**
+ * The field's rows and blank ones to fill in, up to as many as the API takes. The box has the field's id (and
+ * takes the focus from the error summary's link) for errors about the rows as a whole, shown above it.
+ */
+function rows<T>(f: FormField, c: Ctx, widget: RowsWidget, items: T[], blank: T, render: (item: T, i: number) => string): string {
   const { box } = ROWS[widget];
   const max = maxRowsOf(f);
   const all = [...items];
   for (let i = 0; i < BLANK_ROWS && all.length < max; i++) all.push(blank);
-  return `<div class="rows${box === "ab" ? " ab" : ""}" data-rows="${box}" data-max="${max}">${all.map(render).join("")}</div>
+  return `${fieldProblems(c.errors, c.path, c.ref)}<div class="rows${box === "ab" ? " ab" : ""}" id="${fieldId(f)}" tabindex="-1" data-rows="${box}" data-max="${max}">${all.map(render).join("")}</div>
 <button type="button" class="btn-small" data-add-row="${box}">+ Add a row</button>`;
 }
 
@@ -117,7 +161,7 @@ function passwordField(f: FormField, c: Ctx): string {
   const remove = set
     ? `<label class="check"><input type="checkbox" name="removePassword" value="1"${c.values.removePassword ? " checked" : ""}>Remove the password</label>`
     : "";
-  return `${input(f, c, "password", "", hint, 'maxlength="200" autocomplete="new-password"')}${remove}<input type="hidden" name="hasPassword" value="${c.values.hasPassword ? "1" : "0"}">`;
+  return `${input(f, c, "password", { value: "", hint, attrs: 'maxlength="200" autocomplete="new-password"' })}${remove}<input type="hidden" name="hasPassword" value="${c.values.hasPassword ? "1" : "0"}">`;
 }
 
 /** The markup of each widget. */
@@ -131,16 +175,14 @@ const RENDER: Record<FormWidget, (f: FormField, c: Ctx) => string> = {
   select: (f, c) => {
     const value = c.values.fields[f.name];
     const options = choicesOf(f).map((s) => `<option value="${esc(s)}"${value === s ? " selected" : ""}>${esc(s)}</option>`).join("");
-    return `${labelOf(f)}<select id="f-${f.posted}" name="${f.posted}" ${f.form.attrs ?? ""}>${options}</select>${fieldErrors(c.errors, c.path)}`;
+    return `${labelOf(f)}<select ${controlAttrs(c, fieldId(f))} name="${f.posted}" ${f.form.attrs ?? ""}>${options}</select>${fieldProblems(c.errors, c.path, c.ref)}`;
   },
   checkbox: (f, c) =>
-    `<label class="check"><input type="checkbox" name="${f.posted}" value="on"${c.values.fields[f.name] ? " checked" : ""}>${esc(f.form.label)}</label>${fieldErrors(c.errors, c.path)}`,
+    `<label class="check"><input type="checkbox" ${controlAttrs(c, fieldId(f))} name="${f.posted}" value="on"${c.values.fields[f.name] ? " checked" : ""}>${esc(f.form.label)}</label>${fieldProblems(c.errors, c.path, c.ref)}`,
   textarea: (f, c) =>
-    `${labelOf(f)}<textarea id="f-${f.posted}" name="${f.posted}" ${f.form.attrs ?? ""}>${esc(c.values.fields[f.name])}</textarea>${fieldErrors(c.errors, c.path)}`,
-  ruleRows: (f, c) =>
-    `${fieldErrors(c.errors, c.path)}${rows(f, "ruleRows", c.values.fields[f.name] as RuleRow[], { kind: RULE_KINDS[0], match: "", url: "" }, (r, i) => ruleRow(r, i, c))}`,
-  abRows: (f, c) =>
-    `${fieldErrors(c.errors, c.path)}${rows(f, "abRows", c.values.fields[f.name] as AbRow[], { url: "", weight: "" }, (a, i) => abRow(a, i, c))}`,
+    `${labelOf(f)}<textarea ${controlAttrs(c, fieldId(f))} name="${f.posted}" ${f.form.attrs ?? ""}>${esc(c.values.fields[f.name])}</textarea>${fieldProblems(c.errors, c.path, c.ref)}`,
+  ruleRows: (f, c) => rows(f, c, "ruleRows", c.values.fields[f.name] as RuleRow[], { kind: RULE_KINDS[0], match: "", url: "" }, (r, i) => ruleRow(r, i, c)),
+  abRows: (f, c) => rows(f, c, "abRows", c.values.fields[f.name] as AbRow[], { url: "", weight: "" }, (a, i) => abRow(a, i, c)),
 };
 
 /** Widgets that take the section's whole width; the rest share its grid. The required field (the target) too. */
@@ -150,7 +192,8 @@ const cell = (html: string, wide = false) => `<div${wide ? ' class="wide"' : ""}
 
 function slugCell(o: LinkFormOptions, errors: Errors): string {
   if (o.mode === "edit") return cell(`<label>Slug</label><p class="mono">${esc(o.values.slug)}</p>`);
-  return cell(`<label for="f-slug">Slug <span class="hint">(optional; 3-40 of A-Z a-z 0-9 - _)</span></label><input id="f-slug" name="slug" type="text" value="${esc(o.values.slug)}" maxlength="40" autocomplete="off">${fieldErrors(errors, "/slug")}`);
+  const ref = FIELD_REFS["/slug"];
+  return cell(`<label for="f-slug">Slug <span class="hint">(optional; 3-40 of A-Z a-z 0-9 - _)</span></label><input id="f-slug"${invalidAttrs(errors, "/slug", "f-slug")} name="slug" type="text" value="${esc(o.values.slug)}" maxlength="40" autocomplete="off">${fieldProblems(errors, "/slug", ref)}`);
 }
 
 function webhookSecret(o: LinkFormOptions): string {
@@ -162,7 +205,8 @@ function webhookSecret(o: LinkFormOptions): string {
 function sectionCells(section: FormSection, o: LinkFormOptions, errors: Errors): string[] {
   const cells: string[] = [];
   for (const f of FORM_FIELDS.filter((field) => field.form.section === section)) {
-    cells.push(cell(RENDER[f.form.widget](f, { mode: o.mode, values: o.values, errors, path: `/${sentAs(f, o.mode)}` }), isWide(f)));
+    const path = `/${sentAs(f, o.mode)}`;
+    cells.push(cell(RENDER[f.form.widget](f, { mode: o.mode, values: o.values, errors, path, ref: fieldRef(path, FIELD_REFS) }), isWide(f)));
     if (section === "link" && f.input.required === "create") cells.push(slugCell(o, errors));
   }
   if (section === "webhook") cells.push(webhookSecret(o));
@@ -177,9 +221,9 @@ export function linkForm(o: LinkFormOptions): string {
     const cells = sectionCells(section, o, errors).filter(Boolean).join("\n");
     return cells ? `<fieldset><legend>${s.legend}</legend>${s.hint ? `\n<p class="hint">${s.hint}</p>` : ""}\n<div class="grid">${cells}</div></fieldset>` : "";
   });
-  return `${o.error ? errorsBox(o.error.detail, errors, FIELD_LABELS) : ""}
+  return `${o.error ? errorSummary(o.error, FIELD_REFS) : ""}
 <form method="post" action="${edit ? `${slugPath}/edit` : "/dashboard/links"}" novalidate>${csrfField(o.csrf)}
 ${fieldsets.join("\n")}
 <div class="actions"><button type="submit" class="btn-primary">${edit ? "Save changes" : "Create link"}</button><a class="btn" href="${edit ? `${slugPath}/stats` : "/dashboard/links"}">Cancel</a></div>
-</form>`;
+</form>${suggestionLists(o.suggestions ?? { tags: [], folders: [] })}`;
 }

@@ -1,19 +1,33 @@
 /**
  * The links table: search, tag/folder/status/state filters and cursor pagination, all through the same
  * listLinks service the REST API uses (its cursor, its validation). Each row shows the link's live state.
+ * Tag and folder match whole values ignoring case, and suggest the account's own values as they are typed.
  */
 import { LINK_STATES, LINK_STATUSES } from "../../shared/enums.ts";
-import { AppError } from "../../shared/errors.ts";
+import { AppError, type FieldError } from "../../shared/errors.ts";
 import type { LinkObject } from "../../shared/schemas.ts";
 import { listLinks } from "../links/service.ts";
+import { errorSummary, fieldProblems, invalidAttrs, type FieldRefs } from "./form-errors.ts";
 import { htmlResponse } from "./http.ts";
-import { errorsBox, esc, flashBox, fmtDate, layout } from "./layout.ts";
+import { esc, flashBox, fmtDate, layout } from "./layout.ts";
 import type { SignedInCtx } from "./session.ts";
 import { stateBadge, stateLabel, stateReason } from "./state-badge.ts";
+import { accountSuggestions, FOLDER_LIST_ID, suggestionLists, TAG_LIST_ID } from "./suggestions.ts";
 
 const PAGE_SIZE = 25;
 const FILTERS = ["q", "tag", "folder", "status", "state"] as const;
-type Filters = Record<(typeof FILTERS)[number], string>;
+type Filter = (typeof FILTERS)[number];
+type Filters = Record<Filter, string>;
+
+/** The filters' controls (their ids are their names), and the cursor, which a person cannot type. */
+const FIELDS: FieldRefs = {
+  "/q": { label: "Search", id: "q" },
+  "/tag": { label: "Tag", id: "tag" },
+  "/folder": { label: "Folder", id: "folder" },
+  "/status": { label: "Status", id: "status" },
+  "/state": { label: "State", id: "state" },
+  "/cursor": { label: "The page link" },
+};
 
 /** The list URL for these filters (and cursor); empty values are left out. */
 function listUrl(f: Filters, cursor?: string): string {
@@ -43,19 +57,28 @@ function linkRow(l: LinkObject, f: Filters): string {
 </tr>`;
 }
 
+/** A filter's control attributes and messages: marked invalid and described by its message when it has one. */
+const invalid = (errors: FieldError[], name: Filter) => invalidAttrs(errors, `/${name}`, name);
+const problems = (errors: FieldError[], name: Filter) => fieldProblems(errors, `/${name}`, FIELDS[`/${name}`]);
+
 /** A filter's select: "any", then each value (as `show` words it), the current one selected. */
-function select(name: "status" | "state", label: string, values: readonly string[], current: string, show: (v: string) => string = (v) => v): string {
+function select(errors: FieldError[], name: "status" | "state", values: readonly string[], current: string, show: (v: string) => string = (v) => v): string {
   const option = (v: string, text: string) => `<option value="${esc(v)}"${current === v ? " selected" : ""}>${esc(text)}</option>`;
-  return `<div><label for="${name}">${label}</label><select id="${name}" name="${name}">${option("", "any")}${values.map((v) => option(v, show(v))).join("")}</select></div>`;
+  return `<div><label for="${name}">${FIELDS[`/${name}`].label}</label><select id="${name}" name="${name}"${invalid(errors, name)}>${option("", "any")}${values.map((v) => option(v, show(v))).join("")}</select>${problems(errors, name)}</div>`;
 }
 
-function filterForm(f: Filters): string {
+/** A text filter; tag and folder offer the account's values (`list`). */
+function textFilter(errors: FieldError[], name: "q" | "tag" | "folder", value: string, attrs: string): string {
+  return `<div${name === "q" ? ' class="q"' : ""}><label for="${name}">${FIELDS[`/${name}`].label}</label><input id="${name}" name="${name}" value="${esc(value)}" maxlength="500" ${attrs}${invalid(errors, name)}>${problems(errors, name)}</div>`;
+}
+
+function filterForm(f: Filters, errors: FieldError[]): string {
   return `<form method="get" action="/dashboard/links" class="card filters" role="search">
-<div class="q"><label for="q">Search</label><input id="q" name="q" type="search" value="${esc(f.q)}" placeholder="slug or destination" maxlength="500"></div>
-<div><label for="tag">Tag</label><input id="tag" name="tag" value="${esc(f.tag)}" maxlength="500"></div>
-<div><label for="folder">Folder</label><input id="folder" name="folder" value="${esc(f.folder)}" maxlength="500"></div>
-${select("status", "Status", LINK_STATUSES, f.status)}
-${select("state", "State", LINK_STATES, f.state, stateLabel)}
+${textFilter(errors, "q", f.q, 'type="search" placeholder="slug or destination"')}
+${textFilter(errors, "tag", f.tag, `list="${TAG_LIST_ID}" autocomplete="off"`)}
+${textFilter(errors, "folder", f.folder, `list="${FOLDER_LIST_ID}" autocomplete="off"`)}
+${select(errors, "status", LINK_STATUSES, f.status)}
+${select(errors, "state", LINK_STATES, f.state, stateLabel)}
 <div><button type="submit">Filter</button></div></form>`;
 }
 
@@ -65,11 +88,13 @@ export async function linksIndex(ctx: SignedInCtx): Promise<Response> {
   const cursor = sp.get("cursor") ?? "";
   let result: { links: LinkObject[]; nextCursor: string | null } = { links: [], nextCursor: null };
   let problem = "";
+  let errors: FieldError[] = [];
   try {
     result = await listLinks(ctx.deps, ctx.caller, { ...f, cursor, limit: PAGE_SIZE });
   } catch (e) {
     if (!(e instanceof AppError) || e.code !== "invalid_input") throw e;
-    problem = errorsBox(e.message, e.errors ?? []);
+    errors = e.errors ?? [];
+    problem = errorSummary({ detail: e.message, errors }, FIELDS);
   }
   const filtered = FILTERS.some((k) => f[k]);
   const rows = result.links.map((l) => linkRow(l, f)).join("");
@@ -79,7 +104,7 @@ export async function linksIndex(ctx: SignedInCtx): Promise<Response> {
     : `<p class="card muted">${empty}</p>`;
   const pager = `<nav class="pager" aria-label="Pages">${cursor ? `<a href="${esc(listUrl(f))}">← First page</a>` : "<span></span>"}${
     result.nextCursor ? `<a href="${esc(listUrl(f, result.nextCursor))}">Next page →</a>` : ""}</nav>`;
-  const body = `<div class="head"><h1>Links</h1><a class="btn btn-primary" href="/dashboard/links/new">New link</a></div>${flashBox(sp.get("flash"))}${problem}${filterForm(f)}
-${filtered ? `<p class="small">Filtered. <a href="/dashboard/links">Show all links</a></p>` : ""}${table}${pager}`;
+  const body = `<div class="head"><h1>Links</h1><a class="btn btn-primary" href="/dashboard/links/new">New link</a></div>${flashBox(sp.get("flash"))}${problem}${filterForm(f, errors)}
+${filtered ? `<p class="small">Filtered. <a href="/dashboard/links">Show all links</a></p>` : ""}${table}${pager}${suggestionLists(await accountSuggestions(ctx))}`;
   return htmlResponse(200, layout({ title: "Links", body, viewer: ctx.viewer, current: "links" }));
 }

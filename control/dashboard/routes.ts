@@ -5,12 +5,15 @@
  *   GET  /dashboard                      → links or sign-in
  *   GET  /dashboard/signin|signup        POST the same (anonymous CSRF cookie)
  *   POST /dashboard/signout
- *   GET  /dashboard/keys                 POST /dashboard/keys (key shown once), POST /dashboard/keys/:id/revoke
+ *   GET  /dashboard/keys                 POST /dashboard/keys (303; the GET after it shows the key once), POST …/:id/revoke
  *   GET  /dashboard/links                (q, tag, folder, status, cursor)
  *   GET  /dashboard/links/new            POST /dashboard/links
  *   GET  /dashboard/links/:slug/stats    GET …/qr.svg
  *   GET  /dashboard/links/:slug/edit     POST the same
  *   GET  /dashboard/links/:slug/delete   POST the same
+ *
+ * Every POST that changes something answers 303 to a page (POST-redirect-GET: a reload repeats nothing); a form
+ * that is refused comes back with its problems (form-errors.ts) and nothing done.
  */
 import { Elysia } from "elysia";
 import { AppError, problemResponse, toAppError } from "../../shared/errors.ts";

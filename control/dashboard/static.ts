@@ -4,7 +4,7 @@
  */
 
 const CSS = `
-:root{--fg:#1d2433;--muted:#5b6478;--bg:#f5f6fa;--card:#fff;--line:#e1e4ec;--accent:#3b5bdb;--accent-fg:#fff;--danger:#c92a2a;--ok:#2b8a3e;--warn-bg:#fff4e6;--warn:#a35200;--radius:8px}
+:root{--fg:#1d2433;--muted:#5b6478;--bg:#f5f6fa;--card:#fff;--line:#e1e4ec;--accent:#3b5bdb;--accent-fg:#fff;--danger:#c92a2a;--ok:#237032;--warn-bg:#fff4e6;--warn:#a35200;--radius:8px}
 *{box-sizing:border-box}
 html{-webkit-text-size-adjust:100%}
 body{margin:0;font:15px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:var(--fg);background:var(--bg)}
@@ -13,9 +13,10 @@ header.top{background:#1d2433;color:#fff}
 header.top .bar{max-width:72rem;margin:0 auto;padding:.6rem 1rem;display:flex;flex-wrap:wrap;gap:.5rem 1.25rem;align-items:center}
 header.top a{color:#fff;text-decoration:none}
 header.top .brand{font-weight:700;font-size:1.1rem;letter-spacing:.02em}
-header.top nav{display:flex;flex-wrap:wrap;gap:.25rem 1rem;flex:1}
+header.top nav{display:flex;gap:.25rem 1.25rem;flex:1;white-space:nowrap}
 header.top nav a{opacity:.85}header.top nav a[aria-current=page]{opacity:1;text-decoration:underline}
-header.top .who{display:flex;gap:.75rem;align-items:center;font-size:.9rem;opacity:.9;overflow-wrap:anywhere}
+header.top .who{display:flex;gap:.75rem;align-items:center;font-size:.9rem;min-width:0}
+header.top .who .email{overflow:hidden;text-overflow:ellipsis;white-space:nowrap;max-width:18rem;opacity:.9}
 header.top .who button{background:none;border:1px solid #fff6;color:#fff;padding:.2rem .6rem}
 main{max-width:72rem;margin:0 auto;padding:1.25rem 1rem 3rem}
 main.narrow{max-width:26rem;padding-top:8vh}
@@ -44,9 +45,12 @@ legend{font-weight:700;padding:0 .4rem}
 .rows .row{display:grid;grid-template-columns:8rem 8rem 1fr;gap:.5rem;margin-top:.5rem}
 .rows.ab .row{grid-template-columns:1fr 7rem}
 .flash{padding:.6rem .9rem;border-radius:6px;margin-bottom:1rem;background:#e6fcf5;border:1px solid #96f2d7}
-.errors{padding:.6rem .9rem;border-radius:6px;margin-bottom:1rem;background:#fff5f5;border:1px solid #ffc9c9;color:var(--danger)}
-.errors ul{margin:.25rem 0 0;padding-left:1.2rem}
-.err{color:var(--danger);font-size:.85rem;margin:.2rem 0 0}
+.errors{padding:.6rem .9rem;border-radius:6px;margin-bottom:1rem;background:#fff5f5;border:2px solid var(--danger);color:var(--fg)}
+.errors:focus{outline:3px solid var(--accent);outline-offset:2px}
+.errors h2{font-size:1.05rem;margin:0 0 .25rem;color:var(--danger)}.errors p{margin:.25rem 0 0}
+.errors ul{margin:.25rem 0 0;padding-left:1.2rem}.errors a{color:var(--danger);font-weight:600}
+.err{color:var(--danger);font-size:.85rem;margin:.2rem 0 0;font-weight:600}
+[aria-invalid=true]{border-color:var(--danger);box-shadow:0 0 0 1px var(--danger)}
 .once{background:var(--warn-bg);border:1px solid #ffd8a8;border-radius:var(--radius);padding:1rem;margin-bottom:1rem}
 .once strong{color:var(--warn)}
 .copyrow{display:flex;gap:.5rem;align-items:center;margin:.5rem 0}.copyrow input{flex:1;min-width:0}
@@ -84,6 +88,9 @@ ul.breakdown .bnum{font-size:.85rem;color:var(--muted);font-variant-numeric:tabu
 dl.facts{display:grid;grid-template-columns:max-content 1fr;gap:.25rem 1rem;margin:0}
 dl.facts dt{color:var(--muted)}dl.facts dd{margin:0;overflow-wrap:anywhere}
 @media (max-width:42rem){
+  header.top .bar{justify-content:space-between}
+  header.top nav{order:3;flex:1 0 100%;justify-content:space-between;max-width:22rem}
+  header.top .who .email{max-width:11rem}
   .filters{grid-template-columns:1fr 1fr}.filters .q{grid-column:1/-1}
   .overview{grid-template-columns:1fr}
   .rows .row{grid-template-columns:1fr 1fr}.rows .row .url{grid-column:1/-1}
@@ -108,6 +115,16 @@ function copyText(text) {
   return Promise.resolve();
 }
 document.addEventListener("click", function (e) {
+  // A link of the error summary: the field takes the focus, its label scrolled into view with it.
+  var jump = e.target.closest("[data-error-summary] a[href^='#']");
+  var field = jump && document.getElementById(jump.getAttribute("href").slice(1));
+  if (field) {
+    e.preventDefault();
+    var label = document.querySelector('label[for="' + field.id + '"]');
+    (label || field).scrollIntoView();
+    field.focus({ preventScroll: true });
+    return;
+  }
   var copy = e.target.closest("[data-copy]");
   if (copy) {
     e.preventDefault();
@@ -125,9 +142,35 @@ document.addEventListener("click", function (e) {
     var rows = box.querySelectorAll(".row");
     if (rows.length >= Number(box.getAttribute("data-max"))) return;
     var row = rows[rows.length - 1].cloneNode(true);
-    row.querySelectorAll("input").forEach(function (i) { i.value = ""; });
+    // The new row's controls: empty, numbered as the server numbers rows (id name-index, "Rule 3 URL"), not invalid.
+    row.querySelectorAll("input,select").forEach(function (c) {
+      if (c.tagName === "INPUT") c.value = "";
+      c.id = c.name + "-" + rows.length;
+      c.setAttribute("aria-label", c.getAttribute("aria-label").replace(/[0-9]+/, String(rows.length + 1)));
+      c.removeAttribute("aria-invalid");
+      c.removeAttribute("aria-describedby");
+    });
     box.appendChild(row);
   }
+});
+// A form that came back with problems: the summary takes the focus, so it is read out and Tab goes on to its links.
+var summary = document.querySelector("[data-error-summary]");
+if (summary) summary.focus();
+// A comma-separated input with suggestions (tags): each suggestion completes the last item after those typed.
+document.addEventListener("input", function (e) {
+  var input = e.target;
+  if (!input.matches || !input.matches("input[data-multi][list]")) return;
+  var list = document.getElementById(input.getAttribute("list"));
+  if (!list) return;
+  if (!list.base) list.base = Array.prototype.map.call(list.options, function (o) { return o.value; });
+  var cut = input.value.lastIndexOf(",");
+  var before = cut < 0 ? "" : input.value.slice(0, cut + 1) + " ";
+  var chosen = before.split(",").map(function (t) { return t.trim().toLowerCase(); });
+  list.replaceChildren.apply(list, list.base.filter(function (t) { return chosen.indexOf(t.toLowerCase()) < 0; }).map(function (t) {
+    var o = document.createElement("option");
+    o.value = before + t;
+    return o;
+  }));
 });
 document.addEventListener("submit", function (e) {
   var msg = e.target.getAttribute("data-confirm");

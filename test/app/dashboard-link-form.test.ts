@@ -74,8 +74,9 @@ describe("expiredUrl and externalId in the link form", () => {
     expect(bad.status).toBe(400);
     const label: Record<string, string> = { "/externalId": "External id", "/expiredUrl": "After the link ends, send visitors to" };
     for (const e of viaApi.errors as { path: string; message: string }[]) {
-      expect(bad.html).toContain(`<li>${label[e.path]}: ${e.message}</li>`);
-      expect(bad.html).toContain(`<p class="err">${e.message}</p>`);
+      const id = `f-${e.path.slice(1)}`;
+      expect(bad.html).toContain(`<li><a href="#${id}">${label[e.path]}: ${e.message}</a></li>`);
+      expect(bad.html).toContain(`<p class="err" id="${id}-error">${e.message}</p>`);
     }
     expect(formFieldsOf(bad.html)).toMatchObject({ externalId: ["two words"], expiredUrl: ["ftp://example.com/over"] });
 
@@ -104,7 +105,7 @@ describe("externalId's upsert and uniqueness in the dashboard", () => {
     const edit = await v.get("/dashboard/links/wants-id/edit");
     const refused = await v.post("/dashboard/links/wants-id/edit", { ...formFieldsOf(edit.html), externalId: "taken-1", folder: "moved" });
     expect(refused.status).toBe(409);
-    expect(refused.html).toContain("<li>External id: is already used by another of your links</li>");
+    expect(refused.html).toContain('<li><a href="#f-externalId">External id: is already used by another of your links</a></li>');
     expect(formFieldsOf(refused.html)).toMatchObject({ externalId: ["taken-1"], folder: ["moved"] });
     expect(await jsonOf(await cp.request("GET", "/api/v1/links/wants-id", { key }))).toMatchObject({ externalId: null, folder: null });
   });

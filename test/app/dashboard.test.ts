@@ -110,7 +110,7 @@ describe("forms", () => {
     expect((await v.post("/dashboard/keys", { _csrf: csrf, name: "foreign" }, { origin: "https://evil.example" })).status).toBe(403);
     expect((await v.post("/dashboard/keys", { _csrf: csrf, name: "cross" }, { "sec-fetch-site": "cross-site" })).status).toBe(403);
     expect(await cp.deps.store.listApiKeys((await cp.account("csrf@example.com")).id)).toEqual([]);
-    expect((await v.post("/dashboard/keys", { _csrf: csrf, name: "good" }, { origin: BASE_URL })).status).toBe(201);
+    expect((await v.post("/dashboard/keys", { _csrf: csrf, name: "good" }, { origin: BASE_URL })).status).toBe(303);
 
     const anon = visitor(cp);
     expect((await anon.post("/dashboard/signin", { email: "csrf@example.com", password: passwordOf("csrf@example.com") })).status).toBe(403);
@@ -172,7 +172,7 @@ describe("links", () => {
     } }));
     expect([bad.status, viaApi.errors.length]).toEqual([400, 4]);
     for (const e of viaApi.errors as { message: string }[]) expect(bad.html).toContain(e.message);
-    expect(bad.html).toContain("Rule 2 url: must use http or https");
+    expect(bad.html).toContain("Rule 2 URL: must use http or https");
     expect(bad.html).toContain('value="USA"'); // what was typed is kept
 
     const ok = await v.submit("/dashboard/links/new", "/dashboard/links", {
@@ -274,9 +274,11 @@ describe("links", () => {
 describe("API keys", () => {
   test("a new key is shown once and works; the list shows its prefix only; revoking makes the API answer 401 at once", async () => {
     const v = await signedIn("keys@example.com");
-    const created = await v.submit("/dashboard/keys", "/dashboard/keys", { name: "laptop" });
+    const posted = await v.submit("/dashboard/keys", "/dashboard/keys", { name: "laptop" });
+    expect([posted.status, posted.headers.get("location")]).toEqual([303, "/dashboard/keys"]);
+    const created = await v.get("/dashboard/keys");
     const key = /id="new-key"[^>]*value="(ck_[A-Za-z0-9]+)"/.exec(created.html)![1];
-    expect(created.status).toBe(201);
+    expect(created.status).toBe(200);
     expect((await cp.request("GET", "/api/v1/links", { key })).status).toBe(200);
     const keys = await v.get("/dashboard/keys");
     expect([keys.html.includes(key), keys.html.includes(`${key.slice(0, 7)}…`)]).toEqual([false, true]);

@@ -146,8 +146,8 @@ describe("the form's fields are the declared fields with a form entry", () => {
       for (const [mode, path] of [["create", f.createAs], ["edit", f.updateAs]] as const) {
         const values = mode === "create" ? EMPTY_FORM : valuesFromLink(sampleLink());
         const html = linkForm({ mode, values, csrf: "t", error: { detail: "bad", errors: [{ path: `/${path}`, message: `wrong ${f.name}` }] } });
-        expect(html).toContain(`<li>${FIELD_LABELS[`/${path}`]}: wrong ${f.name}</li>`);
-        expect(html).toContain(`<p class="err">wrong ${f.name}</p>`);
+        expect(html).toContain(`<li><a href="#f-${f.posted}">${FIELD_LABELS[`/${path}`]}: wrong ${f.name}</a></li>`);
+        expect(html).toContain(`<p class="err" id="f-${f.posted}-error">wrong ${f.name}</p>`);
       }
     }
   });
