@@ -2,7 +2,7 @@
  * The dashboard in a real browser (Debian's chromium driven by playwright-core) against the embedded server:
  * sign up → create a key (shown once, copy button) → the key works on the REST API → create a link with the
  * form (JS adds a rule row) → visit it → the stats page shows the click → revoke the key → the API answers 401.
- * Then the same pages at a phone's width. Screenshots of every page go to test/artifacts/dashboard/.
+ * Then the same pages at a phone's width. Screenshots of every page go to .tmp/screenshots/journey/ (the CI artifacts folder).
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync } from "node:fs";
@@ -24,7 +24,7 @@ const DESKTOP_UA = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, l
 const FIREFOX_UA = "Mozilla/5.0 (Windows NT 10.0; Win64; x64; rv:131.0) Gecko/20100101 Firefox/131.0";
 const PHONE_UA = "Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Mobile/15E148 Safari/604.1";
 const XSS = "<img src=x onerror=alert(1)>";
-const ARTIFACTS = join(REPO_ROOT, "test/artifacts/dashboard");
+const ARTIFACTS = join(REPO_ROOT, ".tmp/screenshots/journey");
 const EMAIL = "browser@example.com";
 const PASSWORD = "a good long password";
 const STEP_MS = 60_000;
