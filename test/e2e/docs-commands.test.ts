@@ -21,6 +21,8 @@ import { baseEnv, createKey, makeTempDir, REPO_ROOT, startServer, type TestServe
 const DOC_ADDRESS = "localhost:3000";
 const NOT_RUN = /^\s*(?:#|\/\/) not run by the docs test:(.*)$/m;
 const PRINTS = /^\s*# prints: (.+)$/gm;
+/** Fenced blocks, indented (in a list) or not: their text is neither headings nor links. */
+const CODE_BLOCKS = /^ *```[\s\S]*?^ *```\s*$/gm;
 /** Blocks the test may leave out; more means the documents drifted from what can be checked. */
 const MAX_NOT_RUN = 6;
 const BLOCK_TIMEOUT_MS = 60_000;
@@ -48,7 +50,7 @@ function documentPaths(root: string): string[] {
 /** The fenced ```sh and ```ts blocks of one markdown text. */
 function extractBlocks(file: string, markdown: string): DocBlock[] {
   const blocks: DocBlock[] = [];
-  const fence = /^```(\w*)[^\n]*\n([\s\S]*?)^```\s*$/gm;
+  const fence = /^ *```(\w*)[^\n]*\n([\s\S]*?)^ *```\s*$/gm;
   for (let m; (m = fence.exec(markdown)); ) {
     const lang = m[1];
     if (lang !== "sh" && lang !== "ts") continue;
@@ -65,13 +67,13 @@ function headingAnchor(heading: string): string {
 }
 
 function anchorsOf(markdown: string): Set<string> {
-  const outside = markdown.replace(/^```[\s\S]*?^```\s*$/gm, "");
+  const outside = markdown.replace(CODE_BLOCKS, "");
   return new Set([...outside.matchAll(/^#{1,6} (.+)$/gm)].map((m) => headingAnchor(m[1])));
 }
 
 /** Relative links `[text](path#anchor)` of a document that name no file, or no heading in it. */
 function brokenLinks(root: string, file: string): string[] {
-  const text = readFileSync(join(root, file), "utf8").replace(/^```[\s\S]*?^```\s*$/gm, "");
+  const text = readFileSync(join(root, file), "utf8").replace(CODE_BLOCKS, "");
   const broken: string[] = [];
   for (const [, target] of text.matchAll(/\]\(([^)\s]+)\)/g)) {
     if (/^[a-z]+:/i.test(target)) continue;
