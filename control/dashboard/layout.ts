@@ -55,6 +55,7 @@ const FLASH: Record<string, string> = {
   created: "Link created.",
   updated: "Link saved.",
   deleted: "Link deleted.",
+  "webhook-resumed": "Webhook resumed: the next click is delivered again.",
   revoked: "API key revoked. Requests using it are refused from now on.",
   welcome: "Welcome! Your account is ready.",
   "signed-out": "You are signed out.",

@@ -74,6 +74,16 @@ export async function deleteLinkPage(ctx: SignedInCtx): Promise<Response> {
   return htmlResponse(200, layout({ title: `Delete ${link.slug}`, body, viewer: ctx.viewer, current: "links" }));
 }
 
+/**
+ * Resumes a webhook paused for a failing endpoint: the link's webhookUrl is set again, which is what resumes it
+ * over the API too (the edit form sends only changed fields, so retyping the same address there would send nothing).
+ */
+export async function resumeWebhookAction({ ctx }: FormCtx<SignedInCtx>): Promise<Response> {
+  const link = await getLink(ctx.deps, ctx.caller, ctx.params.slug ?? "");
+  if (link.webhookUrl !== null && link.webhookPausedAt !== null) await updateLink(ctx.deps, ctx.caller, link.slug, { webhookUrl: link.webhookUrl });
+  return redirect(`${linkPath(link.slug)}/stats?flash=webhook-resumed`);
+}
+
 export async function deleteLinkAction({ ctx }: FormCtx<SignedInCtx>): Promise<Response> {
   await deleteLink(ctx.deps, ctx.caller, ctx.params.slug ?? "");
   return redirect("/dashboard/links?flash=deleted");

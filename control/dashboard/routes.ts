@@ -11,6 +11,7 @@
  *   GET  /dashboard/links/:slug/stats    GET …/qr.svg
  *   GET  /dashboard/links/:slug/edit     POST the same
  *   GET  /dashboard/links/:slug/delete   POST the same
+ *   POST /dashboard/links/:slug/webhook/resume   resumes a paused webhook
  *
  * Every POST that changes something answers 303 to a page (POST-redirect-GET: a reload repeats nothing); a form
  * that is refused comes back with its problems (form-errors.ts) and nothing done.
@@ -22,7 +23,7 @@ import type { KeyAuthenticator } from "../keys/service.ts";
 import { home, signIn, signInPage, signOut, signUp, signUpPage } from "./auth-pages.ts";
 import { createKey, keysIndex, revokeKey } from "./keys-page.ts";
 import { errorPage } from "./layout.ts";
-import { createLinkAction, deleteLinkAction, deleteLinkPage, editLinkPage, newLinkPage, updateLinkAction } from "./link-actions.ts";
+import { createLinkAction, deleteLinkAction, deleteLinkPage, editLinkPage, newLinkPage, resumeWebhookAction, updateLinkAction } from "./link-actions.ts";
 import { linksIndex } from "./links-page.ts";
 import { requestCtx, signedIn, withAnonForm, withSession, withSessionForm, type RequestCtx } from "./session.ts";
 import { serveAsset } from "./static.ts";
@@ -85,6 +86,7 @@ export function dashboardRoutes(deps: Deps, auth: KeyAuthenticator) {
     .post("/dashboard/links/:slug/edit", run(withSessionForm(updateLinkAction)))
     .get("/dashboard/links/:slug/delete", run(withSession(deleteLinkPage)))
     .post("/dashboard/links/:slug/delete", run(withSessionForm(deleteLinkAction)))
+    .post("/dashboard/links/:slug/webhook/resume", run(withSessionForm(resumeWebhookAction)))
     .get("/dashboard/*", run(notFound))
     .post("/dashboard/*", run(notFound));
 }

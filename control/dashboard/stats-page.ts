@@ -7,7 +7,7 @@ import { getLink } from "../links/service.ts";
 import { getLinkStats } from "../stats/service.ts";
 import { breakdownChart, hourlyChart } from "./charts.ts";
 import { htmlResponse } from "./http.ts";
-import { esc, flashBox, fmtDate, layout } from "./layout.ts";
+import { csrfField, esc, flashBox, fmtDate, layout } from "./layout.ts";
 import { inlineQr, qrDownload } from "./qr.ts";
 import type { SignedInCtx } from "./session.ts";
 import { stateBadge, stateReason, webhookPauseNote } from "./state-badge.ts";
@@ -15,7 +15,7 @@ import { stateBadge, stateReason, webhookPauseNote } from "./state-badge.ts";
 const linkPath = (slug: string) => `/dashboard/links/${encodeURIComponent(slug)}`;
 const capitalise = (s: string) => (s ? s[0].toUpperCase() + s.slice(1) : s);
 
-function facts(l: LinkObject): string {
+function facts(l: LinkObject, csrf: string): string {
   const row = (label: string, value: string) => `<dt>${label}</dt><dd>${value}</dd>`;
   const none = '<span class="muted">—</span>';
   const tags = l.tags.map((t) => `<a class="tag" href="/dashboard/links?tag=${encodeURIComponent(t)}">${esc(t)}</a>`).join("");
@@ -36,7 +36,8 @@ ${row("Tags", tags || none)}${row("Folder", folder)}
 ${row("Created", fmtDate(l.createdAt))}
 ${row("Starts", l.startsAt ? fmtDate(l.startsAt) : none)}${row("Expires", l.expiresAt ? fmtDate(l.expiresAt) : none)}
 ${row("Features", extras.length ? esc(extras.join(" · ")) : none)}
-${pause ? row("Webhook", `<span class="status state-paused">paused</span> <span class="small muted">${esc(pause)}</span>`) : ""}
+${pause ? row("Webhook", `<span class="status state-paused">paused</span> <span class="small muted">${esc(pause)}</span>
+<form method="post" action="${linkPath(l.slug)}/webhook/resume" class="inline">${csrfField(csrf)}<button type="submit" class="btn-small">Resume webhook</button></form>`) : ""}
 </dl>`;
 }
 
@@ -78,7 +79,7 @@ export async function statsPage(ctx: SignedInCtx): Promise<Response> {
 <section class="card overview"><div>
 <div class="copyrow"><input id="short-url" class="mono" readonly value="${esc(link.shortUrl)}" aria-label="Short URL">
 <button type="button" class="btn-primary" data-copy="${esc(link.shortUrl)}">Copy</button></div>
-${facts(link)}
+${facts(link, ctx.session.csrfToken)}
 <div class="actions"><a class="btn" href="${linkPath(link.slug)}/edit">Edit</a><a class="btn" href="${linkPath(link.slug)}/qr.svg" download>Download QR (SVG)</a><a class="btn" href="${linkPath(link.slug)}/delete">Delete</a></div>
 </div><div class="qr">${await inlineQr(link.shortUrl)}</div></section>
 <h2>Clicks</h2>${totals(link, stats)}

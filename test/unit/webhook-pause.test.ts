@@ -134,4 +134,19 @@ describe("a webhook endpoint that keeps failing", () => {
     await Bun.sleep(50);
     expect((await api("GET", "/api/v1/links/hook-flaky")).webhookPausedAt).toBeNull();
   });
+
+  test("the dashboard's Resume webhook button sets the same address again, which resumes deliveries", async () => {
+    await api("POST", "/api/v1/links", { url: "https://example.com/", slug: "hook-resume", webhookUrl: hook("/down") });
+    const p = startProcess();
+    for (let i = 0; i < 20; i++, cp.clock.advance(MINUTE)) await click(p, "hook-resume");
+    await pausedLink("hook-resume");
+    const v = new Visitor(BASE_URL, cp.handle);
+    await v.submit("/dashboard/signin", "/dashboard/signin", { email: EMAIL, password: passwordOf(EMAIL) });
+    expect((await v.get("/dashboard/links/hook-resume/stats")).html).toContain("Resume webhook");
+    const done = await v.submit("/dashboard/links/hook-resume/stats", "/dashboard/links/hook-resume/webhook/resume", {});
+    expect([done.status, done.headers.get("location")]).toEqual([303, "/dashboard/links/hook-resume/stats?flash=webhook-resumed"]);
+    const link = await api("GET", "/api/v1/links/hook-resume");
+    expect([link.webhookUrl, link.webhookPausedAt, link.webhookPausedReason]).toEqual([hook("/down"), null, null]);
+    expect((await v.get("/dashboard/links/hook-resume/stats")).html).not.toContain("Resume webhook");
+  });
 });
