@@ -6,12 +6,12 @@
  * served before a restart or by another redirector. Links without maxHits pass through untouched.
  *
  * A counter serves only hits the store has reserved, a block (hitBlock) at a time (hitLedger): a counter lost in a
- * crash starts again from the reservation, above every hit it served, so a crash can under-serve a limit by at
- * most a block per counting process, and never exceed it.
+ * crash starts again from max(recorded hits, reservation), above every hit it served, so a crash can under-serve
+ * a limit by at most a block per counting process, and never exceed it.
  */
 import { goneOutcome, type GoneOutcome, type Outcome } from "../shared/decide.ts";
 import type { CompiledLink } from "../shared/link.ts";
-import type { HitGrant, HitLedger, HitReservation, HotState, LinkHitReservations, LinkStore } from "../shared/ports.ts";
+import type { HitGrant, HitLedger, HitReservation, HitStart, HotState, LinkHitReservations, LinkStore } from "../shared/ports.ts";
 
 /**
  * A HotState that can take a maxHits step synchronously (the in-memory one, once the link's counter is started
@@ -97,27 +97,29 @@ export async function currentHits(p: HitPolicy, link: CompiledLink): Promise<num
   return stored;
 }
 
-/** What the store holds: recorded hits, or more when hits were reserved and served but their clicks not yet recorded (or lost). */
+/** Where a counter started now would start: above every hit served, recorded or not (0 for a link gone). */
 async function storedHits(p: HitPolicy, linkId: string): Promise<number> {
-  const stored = await p.store.storedHits(linkId);
-  return stored === null ? 0 : Math.max(stored.hits, stored.reserved);
+  return (await counterStart(p.store, linkId))?.count ?? 0;
 }
 
-/** The store's reservations for this link's counter, a block of hitBlock(maxHits) at a time. */
+async function counterStart(store: LinkHitReservations, linkId: string): Promise<HitStart | null> {
+  const s = await store.storedHits(linkId);
+  return s && { count: Math.max(s.hits, s.reserved), reserved: s.reserved };
+}
+
+/** The store's side of this link's counter: where it starts, and its reservations, a block of hitBlock(maxHits) at a time. */
 export function hitLedger(store: LinkHitReservations, linkId: string, maxHits: number): HitLedger {
   const block = hitBlock(maxHits);
   return {
+    start: () => counterStart(store, linkId),
     reserve: async () => grantOf(await store.reserveHits(linkId, block)),
     release: (served) => store.releaseHits(linkId, served),
   };
 }
 
-/**
- * A reservation as a counter uses it. A counter started from it starts above every hit served: those recorded,
- * and those reserved before (served or not: a counter lost in a crash cannot tell).
- */
+/** A reservation as a counter uses it: how far it may count, and whether the limit is all reserved. */
 export function grantOf(r: HitReservation | null): HitGrant | null {
-  return r && { start: Math.max(r.hits, r.reservedBefore), reserved: r.reserved, final: r.reserved >= r.maxHits };
+  return r && { reserved: r.reserved, final: r.reserved >= r.maxHits };
 }
 
 /** Bounds of hitBlock. */

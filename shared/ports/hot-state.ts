@@ -22,18 +22,26 @@ export interface LinkCache {
   onResubscribed(listener: () => void): void;
 }
 
+/** Where a missing counter starts, read from the store (LinkHitReservations.storedHits). */
+export interface HitStart {
+  /** At or above every hit served so far under the limit, by any counter before (max of recorded and reserved). */
+  count: number;
+  /** Hits the store has reserved: the counter serves none beyond before reserving more. */
+  reserved: number;
+}
+
 /** What a counter may count to after one reservation in the store (LinkHitReservations.reserveHits). */
 export interface HitGrant {
-  /** Where a missing counter starts: at or above every hit served so far, by any counter before it. */
-  start: number;
   /** Hits the store has reserved: no counter serves beyond. */
   reserved: number;
   /** Nothing more can be reserved: `reserved` is the stored limit. */
   final: boolean;
 }
 
-/** A link's reservations in the store as its counter uses them (the redirector's hit policy builds one per link). */
+/** A link's hits in the store as its counter uses them (the redirector's hit policy builds one per link). */
 export interface HitLedger {
+  /** Where a counter started now starts; null when the link is gone. */
+  start(): Promise<HitStart | null>;
   /** Reserves the link's next block of hits; null when the stored link has no limit (or is gone). */
   reserve(): Promise<HitGrant | null>;
   /** Gives back the hits reserved above `served`: an in-process counter (the only one its link has) stopping cleanly. */
@@ -47,9 +55,9 @@ export interface HitLedger {
 export interface HitCounters {
   /**
    * One hit: if the link's counter is below `max` and within its reservation, increments it and returns the new
-   * count; at `max`, or when the store can reserve no more, returns -1. A missing counter is started from a
-   * `ledger.reserve()` grant, and one that used up its reservation reserves the next block, one reservation per
-   * link at a time in a process (concurrent takes wait for it).
+   * count; at `max`, or when the store can reserve no more, returns -1. A missing counter is started from
+   * `ledger.start()` (reserving nothing: concurrent starts agree), and one that used up its reservation reserves
+   * the next block; one store call per link at a time in a process (concurrent takes wait for it).
    */
   takeHit(linkId: string, max: number, ledger: HitLedger): Promise<number>;
   /** Current counter, or null when not present. */

@@ -33,10 +33,8 @@ export interface StoredHits {
   reserved: number;
 }
 
-/** What one reservation did (LinkHitReservations.reserveHits). */
+/** A link's hits after a reservation (LinkHitReservations.reserveHits). */
 export interface HitReservation extends StoredHits {
-  /** `reserved` before this reservation raised it: every hit served so far is within max(hits, reservedBefore). */
-  reservedBefore: number;
   /** The limit as stored now, which no reservation exceeds. */
   maxHits: number;
 }
@@ -46,7 +44,10 @@ export interface HitReservation extends StoredHits {
  * block at a time, so a counter lost in a crash restarts from max(hits, reserved), above every hit it served.
  */
 export interface LinkHitReservations {
-  /** The link's recorded and reserved hits; null when there is no such link. */
+  /**
+   * The link's recorded and reserved hits; null when there is no such link. A counter started now starts from
+   * max(hits, reserved): every hit served under the limit, recorded or not, is within it.
+   */
   storedHits(linkId: string): Promise<StoredHits | null>;
   /**
    * One atomic step: raises the reservation to max(reserved, hits) + `block`, but not beyond the stored maxHits

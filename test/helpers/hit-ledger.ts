@@ -7,7 +7,8 @@ import type { HitLedger } from "../../shared/ports.ts";
 
 export function ledgerFrom(start: number): HitLedger {
   return {
-    reserve: async () => ({ start, reserved: Number.MAX_SAFE_INTEGER, final: false }),
+    start: async () => ({ count: start, reserved: Number.MAX_SAFE_INTEGER }),
+    reserve: async () => ({ reserved: Number.MAX_SAFE_INTEGER, final: false }),
     release: async () => {},
   };
 }

@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createRedirector } from "../../redirector/handler.ts";
-import { grantOf, hitBlock, hitLedger } from "../../redirector/hit-policy.ts";
+import { hitBlock, hitLedger } from "../../redirector/hit-policy.ts";
 import { MemoryHotState } from "../../shared/adapters/memory/hot-state.ts";
 import type { HotState, LinkStore } from "../../shared/ports.ts";
 import { expectPage, expectRedirect, socketFrom, startRedirector, UA, type RedirectorHarness } from "./redirector-harness.ts";
@@ -170,6 +170,6 @@ describe("hits are reserved in the store before they are served", () => {
     expect((await h.cp.deps.store.storedHits(id))!.reserved).toBe(hitBlock(100));
     await hot.close();
     expect((await h.cp.deps.store.storedHits(id))!.reserved).toBe(6);
-    expect(grantOf(await h.cp.deps.store.reserveHits(id, 1))!.start).toBe(6);
+    expect(await hitLedger(h.cp.deps.store, id, 100).start()).toEqual({ count: 6, reserved: 6 });
   });
 });

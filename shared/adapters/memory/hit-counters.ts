@@ -3,8 +3,8 @@
  * turn, which is what makes it atomic here; only starting a counter and reserving its next block wait (for the
  * store). This process owns its links' counters, so it gives back what they reserved and did not serve on close.
  */
-import type { HitCounters, HitGrant, HitLedger } from "../../ports.ts";
-import { HIT_LIMIT, NO_COUNTER, NO_ROOM, ReservationsInFlight, takeWithinReservation } from "../hit-taking.ts";
+import type { HitCounters, HitLedger } from "../../ports.ts";
+import { HIT_LIMIT, NO_COUNTER, NO_ROOM, StoreCallsInFlight } from "../hit-taking.ts";
 
 interface Counter {
   n: number;
@@ -15,16 +15,21 @@ interface Counter {
 
 export class MemoryHitCounters implements HitCounters {
   private readonly counters = new Map<string, Counter>();
-  private readonly reservations = new ReservationsInFlight();
+  private readonly store = new StoreCallsInFlight();
 
   takeHit(linkId: string, max: number, ledger: HitLedger): Promise<number> {
-    return takeWithinReservation(
-      () => this.attempt(linkId, max),
-      () => this.reservations.reserve(linkId, ledger, (grant) => this.apply(linkId, grant, ledger)),
-    );
+    return this.store.take(linkId, () => this.attempt(linkId, max), ledger, {
+      start: (s) => {
+        if (!this.counters.has(linkId)) this.counters.set(linkId, { n: s.count, reserved: s.reserved, ledger });
+      },
+      raise: (g) => {
+        const c = this.counters.get(linkId);
+        if (c !== undefined) c.reserved = Math.max(c.reserved, g.reserved);
+      },
+    });
   }
 
-  /** The take when it needs nothing from the store (counter started, hits reserved left); undefined otherwise. */
+  /** The take when it needs nothing from the store (counter started, reserved hits left); undefined otherwise. */
   takeHitSync(linkId: string, max: number): number | undefined {
     const n = this.attempt(linkId, max);
     return n === NO_COUNTER || n === NO_ROOM ? undefined : n;
@@ -38,19 +43,13 @@ export class MemoryHitCounters implements HitCounters {
     return ++c.n;
   }
 
-  private apply(linkId: string, grant: HitGrant, ledger: HitLedger): void {
-    const c = this.counters.get(linkId);
-    if (c === undefined) this.counters.set(linkId, { n: grant.start, reserved: grant.reserved, ledger });
-    else c.reserved = Math.max(c.reserved, grant.reserved);
-  }
-
   async peekHits(linkId: string) {
     return this.counters.get(linkId)?.n ?? null;
   }
 
   async resetHits(linkId: string) {
     this.counters.delete(linkId);
-    this.reservations.forget(linkId);
+    this.store.forget(linkId);
   }
 
   /**

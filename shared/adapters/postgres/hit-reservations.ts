@@ -11,18 +11,14 @@ export function postgresHitReservations(c: PostgresConnection): LinkHitReservati
       });
     },
 
-    /**
-     * One statement: the row is locked by the subquery (FOR UPDATE), which also yields the reservation before
-     * the raise; concurrent reservations (other redirectors) queue on that lock and each sees the one before.
-     */
+    /** One statement: concurrent reservations (other redirectors) queue on the row's lock, each raising the last. */
     reserveHits(linkId: string, block: number): Promise<HitReservation | null> {
       return c.run(async () => {
         const [row] = await c.sql<HitReservation[]>`
-          UPDATE links AS l
-          SET reserved_hits = GREATEST(l.reserved_hits, LEAST(l.max_hits, GREATEST(l.reserved_hits, l.hits) + ${block}::bigint))
-          FROM (SELECT id, reserved_hits FROM links WHERE id = ${linkId} AND max_hits IS NOT NULL FOR UPDATE) AS before
-          WHERE l.id = before.id
-          RETURNING l.hits, before.reserved_hits AS "reservedBefore", l.reserved_hits AS reserved, l.max_hits AS "maxHits"`;
+          UPDATE links
+          SET reserved_hits = GREATEST(reserved_hits, LEAST(max_hits, GREATEST(reserved_hits, hits) + ${block}::bigint))
+          WHERE id = ${linkId} AND max_hits IS NOT NULL
+          RETURNING hits, reserved_hits AS reserved, max_hits AS "maxHits"`;
         return row ?? null;
       });
     },

@@ -27,7 +27,7 @@ export function sqliteHitReservations(c: SqliteConnection): LinkHitReservations 
           if (!row || row.maxHits === null) return null;
           const reserved = nextReservation({ ...row, maxHits: row.maxHits }, block);
           if (reserved !== row.reserved) c.st(`UPDATE links SET reserved_hits = ? WHERE id = ?`).run(reserved, linkId);
-          return { hits: row.hits, reservedBefore: row.reserved, reserved, maxHits: row.maxHits };
+          return { hits: row.hits, reserved, maxHits: row.maxHits };
         })
         .immediate();
     } finally {
