@@ -120,9 +120,16 @@ async function insertAll(deps: Deps, rows: PreparedLink[]): Promise<boolean[]> {
 /** Prefix of a path segment that names a link by its externalId instead of its slug (`/links/ext_{externalId}`). */
 export const EXTERNAL_ID_PREFIX = "ext_";
 
-/** The API view of a link now, with the hit count the redirectors hold when the link counts against a limit. */
+/**
+ * The API view of a link now. For a limited link, the hits served: the redirectors' counter when one is running,
+ * else what a counter started now would start from (recorded or reserved hits, whichever is more: after a crash
+ * the reserved block counts as served, so the state says limit_reached when the link answers 410).
+ */
 async function view(deps: Deps, link: LinkRecord): Promise<LinkObject> {
-  const hits = link.maxHits === null ? link.hits : ((await deps.hot.peekHits(link.id).catch(() => null)) ?? link.hits);
+  if (link.maxHits === null) return toLinkObject(link, deps.config.baseUrl, deps.now());
+  const counted = await deps.hot.peekHits(link.id).catch(() => null);
+  const stored = counted === null ? await deps.store.storedHits(link.id).catch(() => null) : null;
+  const hits = counted ?? Math.max(link.hits, stored?.reserved ?? 0);
   return toLinkObject(link, deps.config.baseUrl, deps.now(), hits);
 }
 

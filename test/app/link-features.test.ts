@@ -148,6 +148,15 @@ describe("state", () => {
     expect(await jsonOf(await get("state-limit"))).toMatchObject({ state: "limit_reached", hits: 2 });
   });
 
+  test("after a crash lost the counter, a limit whose hits were all reserved reads limit_reached (it answers 410)", async () => {
+    await create({ url: "https://example.com/", slug: "state-crashed", maxHits: 20 });
+    const id = (await cp.deps.store.getLink(cp.deps.config.defaultDomain, "state-crashed"))!.id;
+    // What a crashed process leaves: the whole limit reserved, its clicks never recorded, no counter running.
+    await cp.deps.store.reserveHits(id, 20);
+    await cp.deps.hot.resetHits(id);
+    expect(await jsonOf(await get("state-crashed"))).toMatchObject({ state: "limit_reached", hits: 20 });
+  });
+
   test("the list filters by state, evaluated at the request's time", async () => {
     const t = cp.clock.now();
     const at = (ms: number) => new Date(ms).toISOString();
