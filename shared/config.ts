@@ -30,6 +30,11 @@ export interface Config {
   rateLimitPerMinute: number;
   logLevel: "debug" | "info" | "warn" | "error" | "silent";
   metricsToken?: string;
+  /**
+   * Other base addresses this server answers on (OWN_HOSTS: other DNS names, its public IP, a second port), as
+   * `scheme://host[:port]`: destinations there are refused like the base's own, so no link can redirect to itself.
+   */
+  ownBaseUrls: string[];
 }
 
 export class ConfigError extends Error {
@@ -119,6 +124,20 @@ export function loadConfig(env: Env = process.env): Config {
   const rateLimitPerMinute = rateRaw === undefined ? 120 : Number(rateRaw);
   if (!Number.isInteger(rateLimitPerMinute) || rateLimitPerMinute < 1) throw new ConfigError("RATE_LIMIT_PER_MINUTE", "must be a positive integer");
 
+  const ownBaseUrls = (nonEmpty(env, "OWN_HOSTS") ?? "").split(",").map((s) => s.trim()).filter(Boolean).map((h) => {
+    const withScheme = /^[a-z][a-z0-9+.-]*:\/\//i.test(h) ? h : `http://${h}`;
+    let u: URL;
+    try {
+      u = new URL(withScheme);
+    } catch {
+      throw new ConfigError("OWN_HOSTS", `has an invalid host "${h}" (comma-separated host, host:port or http(s)://host:port)`);
+    }
+    if ((u.protocol !== "http:" && u.protocol !== "https:") || !u.hostname || (u.pathname !== "/" && u.pathname !== "")) {
+      throw new ConfigError("OWN_HOSTS", `has an invalid host "${h}" (comma-separated host, host:port or http(s)://host:port)`);
+    }
+    return `${u.protocol}//${u.host}`;
+  });
+
   const logLevel = (nonEmpty(env, "LOG_LEVEL") ?? "info").toLowerCase();
   if (!["debug", "info", "warn", "error", "silent"].includes(logLevel)) throw new ConfigError("LOG_LEVEL", "must be debug, info, warn, error or silent");
 
@@ -137,6 +156,7 @@ export function loadConfig(env: Env = process.env): Config {
     geoipDb: nonEmpty(env, "GEOIP_DB"),
     trustedProxies,
     webhookAllowPrivate: parseBool(env, "WEBHOOK_ALLOW_PRIVATE", false),
+    ownBaseUrls,
     signup,
     rateLimitPerMinute,
     logLevel: logLevel as Config["logLevel"],

@@ -28,7 +28,7 @@ const inputContexts = new WeakMap<Deps["config"], InputContext>();
 
 function inputContext(deps: Deps): InputContext {
   let ctx = inputContexts.get(deps.config);
-  if (ctx === undefined) inputContexts.set(deps.config, (ctx = { ownHosts: ownHostsOf([deps.config.baseUrl], deps.config.port) }));
+  if (ctx === undefined) inputContexts.set(deps.config, (ctx = { ownHosts: ownHostsOf([deps.config.baseUrl, ...deps.config.ownBaseUrls], deps.config.port) }));
   return ctx;
 }
 

@@ -4,6 +4,7 @@
  * in-process control plane on a local base (http://localhost:PORT, as `npm start` runs it).
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { loadConfig } from "../../shared/config.ts";
 import { jsonOf, problemOf, startControlPlane, type InProcessControlPlane } from "../helpers/in-process.ts";
 
 const PORT = 4317;
@@ -84,4 +85,20 @@ test("with WEBHOOK_ALLOW_PRIVATE=true, metadata addresses in NAT64 and 6to4 form
   } finally {
     await open.close();
   }
+});
+
+test("OWN_HOSTS: the server's other names and addresses are its own too, in any spelling; a bad entry stops start-up", async () => {
+  const other = await startControlPlane({ env: { BASE_URL: "https://sho.rt", OWN_HOSTS: "go.example.com, 203.0.113.7:8080, https://Links.Example.org" } });
+  try {
+    const k = (await other.createKey("owner@example.com")).key;
+    const create = (url: string) => other.request("POST", "/api/v1/links", { key: k, json: { url } });
+    for (const url of ["https://go.example.com/x", "http://GO.EXAMPLE.COM./x", "http://203.0.113.7:8080/x", "https://links.example.org:443/x", "https://sho.rt/x"]) {
+      await refusedAt(await create(url), "/url");
+    }
+    for (const url of ["https://203.0.113.7/x", "https://go.example.net/x"]) expect((await create(url)).status).toBe(201);
+  } finally {
+    await other.close();
+  }
+  expect(() => loadConfig({ OWN_HOSTS: "ftp://x.example" })).toThrow("OWN_HOSTS");
+  expect(() => loadConfig({ OWN_HOSTS: "http://x.example/path" })).toThrow("OWN_HOSTS");
 });

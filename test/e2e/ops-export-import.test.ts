@@ -16,7 +16,7 @@ import { BASE_URL, PG_URL, requirePostgres, requireRedis, startDeployment, waitF
 const CONFIG_VARS = [
   "PORT", "BASE_URL", "DATA_DIR", "DATABASE_URL", "DATABASE_SCHEMA", "REDIS_URL", "REDIS_PREFIX", "REDIS_CLUSTER_NODES",
   "COUNTRY_HEADER", "GEOIP_DB", "TRUSTED_PROXIES", "WEBHOOK_ALLOW_PRIVATE", "SIGNUP", "RATE_LIMIT_PER_MINUTE", "LOG_LEVEL",
-  "METRICS_TOKEN",
+  "METRICS_TOKEN", "OWN_HOSTS",
 ];
 const UA = {
   chrome: "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36",

@@ -48,6 +48,7 @@ export const CONFIG_VARS = [
   "METRICS_TOKEN",
   "DATABASE_SCHEMA",
   "REDIS_PREFIX",
+  "OWN_HOSTS",
 ];
 
 export interface StartServerOptions {
