@@ -7,8 +7,10 @@
  * packed string, the cheapest hand-off clink has found (shared/clicks/columns.ts); the worker drops them, so
  * the floor leaves out writing clicks, which clink does on another thread.
  *
- * Compared with the bare 302 in the same run (bench/cases/redirect-floor.ts), it shows how much of the gap
- * between clink and the bare baseline is the price of recording a click at all.
+ * Every redirect case measures it in the same rounds as clink and the bare 302 (bench/cases/shared.ts,
+ * measureWithFloor), and is judged against it (design §7, restated by issue #20): it shows how much of the gap
+ * between clink and the bare baseline is the price of recording a click at all. FLOOR_SLUGS (comma-separated)
+ * names the links it knows, the case's own slugs, so it serves the same paths as clink.
  */
 const port = Number(process.env.PORT ?? 0);
 const BATCH = 1024;
@@ -17,7 +19,8 @@ const redirect = new Response(null, {
   status: 302,
   headers: { location: "https://example.com/landing", "cache-control": "private, max-age=0" },
 });
-const links = new Map<string, Response>([["bench-plain", redirect]]);
+const slugs = (process.env.FLOOR_SLUGS ?? "bench-plain").split(",");
+const links = new Map<string, Response>(slugs.map((slug) => [slug, redirect]));
 const notFound = new Response("Not found", { status: 404 });
 
 const sink = new Worker(URL.createObjectURL(new Blob(["self.onmessage = () => {};"], { type: "application/javascript" })));

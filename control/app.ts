@@ -6,9 +6,14 @@ import { dashboardRoutes } from "./dashboard/routes.ts";
 import { createApiContext } from "./http/api.ts";
 import { docsPage, openapiPlugin } from "./http/openapi.ts";
 import { KeyAuthenticator } from "./keys/service.ts";
+import { linkBulkRoutes } from "./links/bulk-routes.ts";
+import { linkExportRoutes } from "./links/export-route.ts";
 import { linkRoutes } from "./links/routes.ts";
+import { linkQrRoutes } from "./links/qr-route.ts";
+import { importRoutes } from "./imports/routes.ts";
 import { mcpRoutes } from "./mcp/routes.ts";
 import { statsRoutes } from "./stats/routes.ts";
+import { webhookRoutes } from "./webhooks/routes.ts";
 
 export interface ControlPlane {
   app: Elysia;
@@ -23,7 +28,7 @@ export function buildControlPlane(deps: Deps): ControlPlane {
     .use(openapiPlugin(deps.config.baseUrl))
     .get("/api/v1/docs", () => docsPage(deps.config.baseUrl), { detail: { hide: true } })
     .get("/", () => Response.redirect("/dashboard", 302))
-    .group("/api/v1", (g) => g.use(linkRoutes(deps, api)).use(statsRoutes(deps, api)))
+    .group("/api/v1", (g) => g.use(linkExportRoutes(deps, api)).use(linkBulkRoutes(deps, api)).use(linkRoutes(deps, api)).use(linkQrRoutes(deps, api)).use(statsRoutes(deps, api)).use(importRoutes(deps, api)).use(webhookRoutes(deps, api)))
     .use(mcpRoutes(deps, api))
     .use(dashboardRoutes(deps, auth));
   return { app: app as unknown as Elysia, auth };

@@ -5,14 +5,18 @@
 import { hostname } from "node:os";
 import { ConfigError, loadConfig, type Config } from "../shared/config.ts";
 import { openStorage, sqliteFile } from "../shared/adapters/open.ts";
-import { openCountryLookup } from "../shared/facts/geo.ts";
+import { openGeoLookups, type GeoLookups } from "../shared/facts/geo.ts";
 import { UNBOUNDED_BODY } from "../shared/net/body.ts";
 import { pauseLinkWebhook } from "../shared/webhooks/pause-link.ts";
 import { createWebhookSender } from "../shared/webhooks/sender.ts";
 import { createRedirector } from "../redirector/handler.ts";
 import { buildControlPlane } from "./app.ts";
 import { ClickDrain } from "./clicks/drain.ts";
-import { ClickWriterThread } from "./clicks/writer-thread-client.ts";
+import { startEventWebhookWorker } from "./webhooks/worker.ts";
+import { eventWebhookSettings } from "./webhooks/settings.ts";
+import { withClickEvents } from "./webhooks/events.ts";
+import { startClickMaintenance } from "./clicks/maintenance.ts";
+import { ClickWriterThread, MAX_WAITING_CLICKS } from "./clicks/writer-thread-client.ts";
 import { rememberPeer } from "./http/client-ip.ts";
 import { purgeExpiredSessions, SESSION_PURGE_INTERVAL_MS } from "./accounts/sessions.ts";
 import type { Deps } from "./deps.ts";
@@ -74,9 +78,9 @@ async function main() {
     console.error("Invalid configuration: DATABASE_URL and REDIS_URL must be set for --control (scale mode); use `npm start` otherwise");
     process.exit(2);
   }
-  let countryLookup;
+  let geo: GeoLookups;
   try {
-    countryLookup = await openCountryLookup(config.geoipDb);
+    geo = await openGeoLookups(config.geoipDb);
   } catch (e) {
     console.error((e as Error).message);
     process.exit(2);
@@ -84,7 +88,7 @@ async function main() {
   // Each step that meets the environment (a directory, a database, Redis, the port) ends a failed start with
   // one line naming the variable and the fix (shared/observability/startup-checks.ts), not a stack trace.
   const storageStep = config.mode === "scale" ? "database" : "data";
-  const { store, hot, description } = await exitOnProblem(storageStep, config, () => openStorage(config));
+  const { store, hot, visitors, description } = await exitOnProblem(storageStep, config, () => openStorage(config));
   // A control plane without Redis would answer 503 to every API call and drain no click: refuse at start instead.
   if (config.mode === "scale") await exitOnProblem("redis", config, () => hot.ping());
   const [linkDomains, hasAccounts] = await exitOnProblem(storageStep, config, async () => {
@@ -99,14 +103,15 @@ async function main() {
       ops.metrics.clickLagSeconds((Date.now() - oldestTs) / 1000);
     },
     onError: throttledWarn("click writer", config),
-  }) : null;
+  }, MAX_WAITING_CLICKS, { retentionDays: config.clickRetentionDays }) : null;
   const ops = createOps({ config, role, store, hot, clickQueue: clickWriter ?? hot });
   const deps: Deps = { config, store, hot, now: Date.now };
   const control = buildControlPlane(deps);
-  const consumer = clickWriter ? null : new ClickDrain(hot, observeClickWrites(store, ops.metrics), {
+  const consumer = clickWriter || !visitors ? null : new ClickDrain(hot, withClickEvents(observeClickWrites(store, ops.metrics), store), {
     // Unique per process: a consumer group hands each click to one consumer, and takes over a dead one's.
     consumerName: `control-${hostname()}-${process.pid}`,
-    countryLookup,
+    placeLookup: geo.place,
+    visitors,
     onError: throttledWarn("click consumer", config),
     onDrained: (r) => ops.metrics.clicksWritten(r.written),
   });
@@ -118,6 +123,11 @@ async function main() {
   const purgeSessions = () => void purgeExpiredSessions(deps).catch(purgeFailed);
   purgeSessions();
   const sessionPurge = setInterval(purgeSessions, SESSION_PURGE_INTERVAL_MS);
+  // Settles finished UTC days and drops raw clicks past CLICK_RETENTION_DAYS (docs/analytics.md). Embedded: the
+  // writer thread does it (opened above with upkeep), since a synchronous SQLite settle here would hold up redirects.
+  const clickUpkeep = clickWriter ? null : startClickMaintenance({
+    store, retentionDays: config.clickRetentionDays, now: Date.now, onError: throttledWarn("click maintenance", config),
+  });
 
   const webhooks = createWebhookSender({
     allowPrivate: config.webhookAllowPrivate,
@@ -125,9 +135,13 @@ async function main() {
     // An endpoint that kept failing: stored on its link, so every process stops sending and the owner sees why.
     onPause: (pause) => pauseLinkWebhook(store, hot, pause),
   });
+  // Event webhooks (docs/webhooks.md): this process claims due deliveries from the store's outbox and sends them.
+  const eventWebhooks = startEventWebhookWorker({
+    store, settings: eventWebhookSettings(), allowPrivate: config.webhookAllowPrivate, onError: throttledWarn("event webhooks", config),
+  });
   const redirector =
     role === "embedded"
-      ? observeRedirector(createRedirector({ config, hot, store, now: Date.now, countryLookup, webhooks, clickQueue: clickWriter ?? hot, clickBuffer: EMBEDDED_CLICK_BATCH }), ops)
+      ? observeRedirector(createRedirector({ config, hot, store, now: Date.now, countryLookup: geo.country, webhooks, clickQueue: clickWriter ?? hot, clickBuffer: EMBEDDED_CLICK_BATCH }), ops)
       : null;
   // Also answers /healthz, /readyz and /metrics, and logs one line per request (none per redirect).
   const handleControl = observeControl((req: Request) => control.app.handle(req), ops);
@@ -162,6 +176,7 @@ async function main() {
     stopping = true;
     ops.probes.markStopping();
     clearInterval(sessionPurge);
+    await clickUpkeep?.stop();
     // Idle keep-alive connections close at once; a request still running after the grace period is cut.
     let timer: ReturnType<typeof setTimeout> | undefined;
     await Promise.race([server.stop(), new Promise((r) => (timer = setTimeout(r, STOP_GRACE_MS)))]);
@@ -171,6 +186,7 @@ async function main() {
     await consumer?.stop();
     await clickWriter?.close();
     await webhooks.drain();
+    await eventWebhooks.stop();
     await hot.close();
     await store.close();
     process.exit(0);

@@ -3,13 +3,14 @@
  * link's webhook queued. Only a redirect decide() counted gets here: HEAD, previews, forms, 404, 410 and
  * expiredUrl redirects are not clicks.
  */
+import type { Destination } from "../shared/decide.ts";
 import { classifyUserAgent } from "../shared/facts/device.ts";
 import { countryFromHeader } from "../shared/facts/geo.ts";
 import type { CompiledLink } from "../shared/link.ts";
 import type { ClickEvent } from "../shared/ports.ts";
 import type { WebhookSender } from "../shared/webhooks/sender.ts";
 import type { ClickBuffer } from "./click-buffer.ts";
-import type { LazyRequestFacts } from "./request-facts.ts";
+import { hasQrMarker, type LazyRequestFacts } from "./request-facts.ts";
 
 const MAX_UA = 512;
 
@@ -25,30 +26,27 @@ export function createClickRecorder(buffer: ClickBuffer, webhooks: WebhookSender
   return { buffer, webhooks, idPrefix: `${process.pid.toString(36)}${Date.now().toString(36)}-`, seq: 0 };
 }
 
-/** Records one click of `link` to `destination` (A/B `variant`, or null) and queues its webhook. */
-export function recordClick(c: ClickRecorder, facts: LazyRequestFacts, link: CompiledLink, destination: string, variant: number | null, now: number): void {
+/** Records one click of `link` to `to` (its URL, A/B variant and matched rule) and queues its webhook. */
+export function recordClick(c: ClickRecorder, facts: LazyRequestFacts, link: CompiledLink, to: Destination, now: number): void {
   const { req, ctx } = facts;
   const ua = req.headers.get("user-agent") ?? "";
+  // A country the rules already resolved is reused; else the trusted header's, else the drain looks it up.
+  const known = facts.knownCountry();
   const event: ClickEvent = {
     id: c.idPrefix + (c.seq++).toString(36),
     linkId: link.id,
     ts: now,
     ua: ua.length > MAX_UA ? ua.slice(0, MAX_UA) : ua,
-    ip: null,
-    country: null,
+    // Always asked (server.requestIP is one of the costliest calls here): the drain hashes the visitor from it.
+    ip: ctx.clickAddress(req, facts.server),
+    country: known !== undefined ? known : ctx.countryHeader ? countryFromHeader(req.headers.get(ctx.countryHeader)) : null,
     referrer: req.headers.get("referer"),
-    variant,
+    variant: to.variant,
+    rule: to.rule,
+    qr: hasQrMarker(facts.url),
   };
-  // A country the rules already resolved is reused. When that resolution found none, the database lookup has
-  // been made and failed, so the address (server.requestIP is one of the costliest calls here) is not needed.
-  const known = facts.knownCountry();
-  if (known !== undefined) event.country = known;
-  else {
-    event.country = ctx.countryHeader ? countryFromHeader(req.headers.get(ctx.countryHeader)) : null;
-    if (event.country === null && ctx.countryLookup) event.ip = ctx.clickAddress(req, facts.server);
-  }
   c.buffer.push(event);
-  if (link.webhookUrl && link.webhookSecret) sendWebhook(c, facts, link, event, ua, destination);
+  if (link.webhookUrl && link.webhookSecret) sendWebhook(c, facts, link, event, ua, to.url);
 }
 
 /** The link.clicked webhook (design §4), with the click's country, device and browser; `ua` is the whole User-Agent. */

@@ -40,13 +40,13 @@ export function serve(p: Pipeline, req: Request, server: Server<unknown>, url: s
   const key = linkKey(p.domain, slug);
   const now = p.now();
   const cached = p.cache.peek(key, now);
-  if (cached !== undefined) return answer(p, req, server, cached, now);
-  return p.cache.load(key, slug, now).then((link) => answer(p, req, server, link, now), pages.unavailablePage);
+  if (cached !== undefined) return answer(p, req, server, url, cached, now);
+  return p.cache.load(key, slug, now).then((link) => answer(p, req, server, url, link, now), pages.unavailablePage);
 }
 
 /** The request for a known link (or null: none by that slug), once the lookup is done. */
-export function answer(p: Pipeline, req: Request, server: Server<unknown>, link: CompiledLink | null, now: number): Response | Promise<Response> {
-  const facts = requestFacts(p.facts, req, server, link, now);
+export function answer(p: Pipeline, req: Request, server: Server<unknown>, url: string, link: CompiledLink | null, now: number): Response | Promise<Response> {
+  const facts = requestFacts(p.facts, req, server, url, link, now);
   if (facts === null) return pages.methodNotAllowedPage();
   const outcome = decide(link, facts, now, knownHits(p.hits, link));
   if (outcome.kind === "unlock") return unlock(p, facts, link!, outcome, now);
@@ -57,7 +57,7 @@ export function answer(p: Pipeline, req: Request, server: Server<unknown>, link:
 
 /** The settled outcome's Response, its click recorded first when it is one. */
 function respond(p: Pipeline, facts: LazyRequestFacts, link: CompiledLink | null, outcome: RenderableOutcome, now: number): Response {
-  if (outcome.kind === "redirect" && outcome.count) recordClick(p.clicks, facts, link!, outcome.url, outcome.variant, now);
+  if (outcome.kind === "redirect" && outcome.count) recordClick(p.clicks, facts, link!, outcome, now);
   return render(p.render, link, outcome);
 }
 
@@ -79,6 +79,6 @@ async function unlock(p: Pipeline, facts: LazyRequestFacts, link: CompiledLink, 
     }
     if (!taken) return render(p.render, link, goneOutcome(link, "limit"));
   }
-  recordClick(p.clicks, facts, link, outcome.url, outcome.variant, now);
+  recordClick(p.clicks, facts, link, outcome, now);
   return unlockedRedirect(p.render, link, outcome.url, now);
 }

@@ -6,6 +6,7 @@
  * one small allocation. The same object carries the request to the later steps (password attempt, click event).
  */
 import type { Server } from "bun";
+import { QR_MARKER } from "../shared/clicks/dimensions.ts";
 import type { Config } from "../shared/config.ts";
 import type { DeviceFacts, RequestFacts } from "../shared/decide.ts";
 import { createClientIpResolver } from "../shared/facts/client-ip.ts";
@@ -20,7 +21,7 @@ export interface FactsContext {
   countryLookup: CountryLookup | null;
   /** The visitor's address (socket peer, or X-Forwarded-For from a trusted proxy). */
   ipOf(req: Request, server: Server<unknown>): string | null;
-  /** The address a click carries for its country lookup (never stored); see createFactsContext. */
+  /** The address a click carries for its place lookup and visitor hash (never stored); see createFactsContext. */
   clickAddress(req: Request, server: Server<unknown>): string | null;
 }
 
@@ -40,13 +41,32 @@ export function createFactsContext(config: Pick<Config, "trustedProxies" | "coun
  * The facts of a request for `link`, or null for a method the short address does not answer (405). GET and HEAD
  * are unlocked by a valid unlock cookie; a POST is the password form, whose password decide()'s caller checks.
  */
-export function requestFacts(ctx: FactsContext, req: Request, server: Server<unknown>, link: CompiledLink | null, now: number): LazyRequestFacts | null {
+export function requestFacts(ctx: FactsContext, req: Request, server: Server<unknown>, url: string, link: CompiledLink | null, now: number): LazyRequestFacts | null {
   const method = req.method;
   if (method === "GET" || method === "HEAD") {
     const unlocked = link !== null && link.passwordHash !== null && isUnlocked(link, req.headers.get("cookie"), now);
-    return new LazyRequestFacts(ctx, req, server, method, unlocked);
+    return new LazyRequestFacts(ctx, req, server, url, method, unlocked);
   }
-  return method === "POST" ? new LazyRequestFacts(ctx, req, server, "POST", false) : null;
+  return method === "POST" ? new LazyRequestFacts(ctx, req, server, url, "POST", false) : null;
+}
+
+const QR_PARAM = `${QR_MARKER}=1`;
+
+/**
+ * Whether the request URL's query carries the QR marker (`?qr=1` or `&qr=1`: the address of a QR code clink made),
+ * read from the string (no URL object: this runs for every counted click). The marker needs no stripping: a short
+ * address never passes its query on, so the Location is the link's destination whatever the request carried.
+ */
+export function hasQrMarker(url: string): boolean {
+  const query = url.indexOf("?");
+  if (query < 0) return false;
+  for (let at = url.indexOf(QR_PARAM, query); at >= 0; at = url.indexOf(QR_PARAM, at + 1)) {
+    const before = url.charCodeAt(at - 1);
+    const end = at + QR_PARAM.length;
+    const after = end === url.length ? 38 /* & */ : url.charCodeAt(end);
+    if ((before === 63 /* ? */ || before === 38) && (after === 38 || after === 35 /* # */)) return true;
+  }
+  return false;
 }
 
 export function osClass(os: string): string {
@@ -68,6 +88,8 @@ export class LazyRequestFacts implements RequestFacts {
     readonly ctx: FactsContext,
     readonly req: Request,
     readonly server: Server<unknown>,
+    /** req.url, read once by the caller. */
+    readonly url: string,
     readonly method: RequestFacts["method"],
     readonly unlocked: boolean,
   ) {}

@@ -28,6 +28,8 @@ export interface Config {
   signup: "open" | "closed";
   /** API requests per minute per key (design §3.3: 120). */
   rateLimitPerMinute: number;
+  /** Days raw clicks are kept (CLICK_RETENTION_DAYS, default 90); 0 keeps them for ever. Rollups are always kept. */
+  clickRetentionDays: number;
   logLevel: "debug" | "info" | "warn" | "error" | "silent";
   metricsToken?: string;
   /**
@@ -124,6 +126,12 @@ export function loadConfig(env: Env = process.env): Config {
   const rateLimitPerMinute = rateRaw === undefined ? 120 : Number(rateRaw);
   if (!Number.isInteger(rateLimitPerMinute) || rateLimitPerMinute < 1) throw new ConfigError("RATE_LIMIT_PER_MINUTE", "must be a positive integer");
 
+  const retentionRaw = nonEmpty(env, "CLICK_RETENTION_DAYS");
+  const clickRetentionDays = retentionRaw === undefined ? 90 : Number(retentionRaw);
+  if (!/^\d+$/.test(retentionRaw ?? "90") || !Number.isSafeInteger(clickRetentionDays)) {
+    throw new ConfigError("CLICK_RETENTION_DAYS", `must be a whole number of days (0 keeps raw clicks for ever), got "${retentionRaw}"`);
+  }
+
   const ownBaseUrls = (nonEmpty(env, "OWN_HOSTS") ?? "").split(",").map((s) => s.trim()).filter(Boolean).map((h) => {
     const withScheme = /^[a-z][a-z0-9+.-]*:\/\//i.test(h) ? h : `http://${h}`;
     let u: URL;
@@ -159,6 +167,7 @@ export function loadConfig(env: Env = process.env): Config {
     ownBaseUrls,
     signup,
     rateLimitPerMinute,
+    clickRetentionDays,
     logLevel: logLevel as Config["logLevel"],
     metricsToken: nonEmpty(env, "METRICS_TOKEN"),
   };

@@ -39,7 +39,7 @@ export type Outcome =
    * A form POST on a password link whose gates passed: the redirector checks the posted password; if it is right
    * the visitor is sent to `url` (a counted click), otherwise shown the form again.
    */
-  | { kind: "unlock"; url: string; variant: number | null }
+  | { kind: "unlock"; url: string; variant: number | null; rule: number | null }
   /** A POST on a link without a password: only the password form is ever posted. */
   | { kind: "method_not_allowed" }
   | { kind: "preview"; destination: string }
@@ -48,6 +48,8 @@ export type Outcome =
       url: string;
       /** Index in the A/B list when a variant was picked, else null. */
       variant: number | null;
+      /** Index of the rule that matched, else null. */
+      rule: number | null;
       /** Whether this request is a click: counted, limited by maxHits and sent to the webhook. */
       count: boolean;
     };
@@ -82,28 +84,37 @@ function matchesDevice(match: string, d: DeviceFacts): boolean {
   }
 }
 
+/** Where a request goes and why: the matched rule's index, or the A/B variant's, or neither (the target). */
+export interface Destination {
+  url: string;
+  variant: number | null;
+  rule: number | null;
+}
+
 /** Destination for the request: first matching rule, else weighted A/B pick, else the target. */
-export function pickDestination(link: CompiledLink, facts: RequestFacts): { url: string; variant: number | null } {
-  if (link.rules.length > 0) {
+export function pickDestination(link: CompiledLink, facts: RequestFacts): Destination {
+  const rules = link.rules;
+  if (rules.length > 0) {
     let country: string | null | undefined;
     let device: DeviceFacts | undefined;
-    for (const rule of link.rules) {
+    for (let i = 0; i < rules.length; i++) {
+      const rule = rules[i]!;
       if (rule.kind === "country") {
         if (country === undefined) country = facts.country();
-        if (country !== null && country === rule.match) return { url: rule.url, variant: null };
+        if (country !== null && country === rule.match) return { url: rule.url, variant: null, rule: i };
       } else {
         device ??= facts.device();
-        if (matchesDevice(rule.match, device)) return { url: rule.url, variant: null };
+        if (matchesDevice(rule.match, device)) return { url: rule.url, variant: null, rule: i };
       }
     }
   }
   if (link.ab.length > 0) {
     for (let i = 0; i < link.ab.length; i++) {
-      if (facts.draw < link.ab[i].upTo) return { url: link.ab[i].url, variant: i };
+      if (facts.draw < link.ab[i].upTo) return { url: link.ab[i].url, variant: i, rule: null };
     }
-    return { url: link.ab[link.ab.length - 1].url, variant: link.ab.length - 1 };
+    return { url: link.ab[link.ab.length - 1].url, variant: link.ab.length - 1, rule: null };
   }
-  return { url: link.target, variant: null };
+  return { url: link.target, variant: null, rule: null };
 }
 
 /**
@@ -119,8 +130,8 @@ export function decide(link: CompiledLink | null, facts: RequestFacts, now: numb
   if (link.passwordHash !== null) {
     // The destination is picked now so that a right password needs no second decision.
     if (facts.method === "POST") {
-      const { url, variant } = pickDestination(link, facts);
-      return { kind: "unlock", url, variant };
+      const { url, variant, rule } = pickDestination(link, facts);
+      return { kind: "unlock", url, variant, rule };
     }
     // A locked link shows its form to everyone, crawlers included, so no destination leaks.
     if (!facts.unlocked) return PASSWORD;
@@ -128,6 +139,6 @@ export function decide(link: CompiledLink | null, facts: RequestFacts, now: numb
   if (link.og !== null && facts.isCrawler()) {
     return { kind: "preview", destination: link.target };
   }
-  const { url, variant } = pickDestination(link, facts);
-  return { kind: "redirect", url, variant, count: facts.method !== "HEAD" };
+  const { url, variant, rule } = pickDestination(link, facts);
+  return { kind: "redirect", url, variant, rule, count: facts.method !== "HEAD" };
 }

@@ -17,6 +17,8 @@ export const RESERVED_SLUGS = new Set([
   "api", "mcp", "dashboard", "docs", "healthz", "readyz", "metrics", "static", "assets", "login", "logout",
   "signup", "signin", "signout", "register", "admin", "favicon.ico", "robots.txt", "sitemap.xml", "well-known",
   ".well-known", "openapi", "openapi.json", "swagger", "health", "status", "settings", "account", "auth", "oauth",
+  // Paths under /api/v1/links/ that are not a link (exports and bulk changes, #25).
+  "export", "bulk", "bulk-delete",
 ]);
 const SLUG = /^[A-Za-z0-9_-]{3,40}$/;
 const CONTROL_CHARACTER = /[\x00-\x1f\x7f]/;

@@ -7,6 +7,8 @@ export * from "./ports/keys.ts";
 export * from "./ports/links.ts";
 export * from "./ports/clicks.ts";
 export * from "./ports/admin.ts";
+export * from "./ports/visitors.ts";
+export * from "./ports/event-webhooks.ts";
 export * from "./ports/store.ts";
 
 export * from "./ports/click-queue.ts";

@@ -55,8 +55,10 @@ async function sampleRss(ctx: Ctx, app: Clink, slug: string, pid: number): Promi
  */
 export function rssDrift(samples: { t: number; rssMb: number }[], runMs: number): { reference: number; end: number; high: number; low: number } {
   const warm = samples.filter((s) => s.t >= runMs * 0.2);
-  const ref = median(warm.filter((s) => s.t < runMs * 0.3).map((s) => s.rssMb));
-  const end = median(warm.filter((s) => s.t >= runMs * 0.9).map((s) => s.rssMb));
+  // A short run (--smoke: 2 s of 250 ms samples) may have no sample in a tenth: the nearest one stands in.
+  const window = (inside: typeof warm, nearest: typeof warm) => median((inside.length ? inside : nearest).map((s) => s.rssMb));
+  const ref = window(warm.filter((s) => s.t < runMs * 0.3), warm.slice(0, 1));
+  const end = window(warm.filter((s) => s.t >= runMs * 0.9), warm.slice(-1));
   const values = warm.map((s) => s.rssMb);
   return { reference: ref, end: end / ref, high: Math.max(...values) / ref, low: Math.min(...values) / ref };
 }

@@ -32,7 +32,7 @@ export interface GeneratorCheck {
 
 export interface Figure {
   id: string;
-  /** The issue's case number (1-8). */
+  /** The case number (1-8: design §7's; 9: issue #20's ingestion). */
   caseNo: number;
   title: string;
   verdict: Verdict;
@@ -40,10 +40,12 @@ export interface Figure {
   generator: string;
   subject?: Side;
   reference?: Side;
-  /** subject / reference; for throughput that is "× bare". */
+  /** subject / reference, the ratio the target judges: "× bare", "× floor" (redirects), "× one INSERT"… */
   ratio?: number;
-  /** What the ratio means, e.g. "× bare 302" or "× one INSERT". */
+  /** What the ratio means, e.g. "× bare" or "× one INSERT". */
   ratioUnit?: string;
+  /** Redirect figures, judged against the floor (ratio "× floor"): the same subject against the bare 302. */
+  bareRatio?: number;
   target?: Target;
   generatorCheck?: GeneratorCheck;
   notes: string[];

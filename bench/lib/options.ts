@@ -1,8 +1,8 @@
 /**
  * Command line of `npm run bench`: the run profile (full, --quick, --smoke) and where results go.
  *
- *   npm run bench                  full run (< 15 min): 5 rounds of 8 s per figure, 60 s RSS runs
- *   npm run bench -- --quick       development run (< 2 min; 1.5 min on a 2-core VM): 3 rounds of 1 s, 4 s RSS runs
+ *   npm run bench                  full run (about 13 min + query seeding): 5 rounds of 8 s per figure, 60 s RSS runs
+ *   npm run bench -- --quick       development run (about 2 min + query seeding): 3 rounds of 1 s, 4 s RSS runs
  *   npm run bench -- --smoke       proves the scripts work (CI): 1 round of 1 s, writes to a temp dir
  *   options: --out DIR, --only id,id (see bench/cases/index.ts), --generator wrk|autocannon, --no-install,
  *            --keep (keep server data and logs), --cpu-prof (clink servers write Bun CPU profiles, as markdown,
@@ -29,12 +29,16 @@ export interface Options {
   apiConnections: number;
   /** Length of the peak-RSS run. */
   rssS: number;
-  /** Bulk-create repetitions per round; stats requests per link per round, at most, and the time they may take. */
+  /** Bulk-create repetitions per round. */
   bulkReps: number;
+  /** Query figures (case 6, bench/lib/queries.ts): timed calls per side. */
   statsRequests: number;
-  statsBudgetS: number;
-  /** Clicks seeded for the small and the large stats link. */
+  /** Clicks seeded over 90 days for the quiet and the busy link. */
   statsClicks: [number, number];
+  /** Links of the small and the large account. */
+  statsLinks: [number, number];
+  /** Ingestion figures (case 9, bench/lib/ingestion.ts): clicks drained for spread and for Zipf traffic. */
+  ingestClicks: [number, number];
   /** Distinct unknown slugs for the "every request misses storage" 404 figure (0: figure left out). */
   scanSlugs: number;
   outDir: string;
@@ -50,9 +54,9 @@ export interface Options {
 }
 
 const PROFILES: Record<Profile, Omit<Options, "profile" | "outDir" | "workDir" | "keepWorkDir" | "only" | "generator" | "installWrk" | "cpuProfile">> = {
-  full: { rounds: 5, durationS: 8, warmupS: 3, connections: 64, apiConnections: 32, rssS: 60, bulkReps: 8, statsRequests: 200, statsBudgetS: 4, statsClicks: [10_000, 1_000_000], scanSlugs: 500_000 },
-  quick: { rounds: 3, durationS: 1, warmupS: 1, connections: 64, apiConnections: 32, rssS: 4, bulkReps: 3, statsRequests: 40, statsBudgetS: 0.5, statsClicks: [10_000, 1_000_000], scanSlugs: 0 },
-  smoke: { rounds: 1, durationS: 1, warmupS: 1, connections: 16, apiConnections: 8, rssS: 2, bulkReps: 1, statsRequests: 5, statsBudgetS: 0.3, statsClicks: [1_000, 10_000], scanSlugs: 0 },
+  full: { rounds: 5, durationS: 8, warmupS: 3, connections: 64, apiConnections: 32, rssS: 60, bulkReps: 8, statsRequests: 9, statsClicks: [10_000, 10_000_000], statsLinks: [1_000, 100_000], ingestClicks: [200_000, 500_000], scanSlugs: 500_000 },
+  quick: { rounds: 3, durationS: 1, warmupS: 1, connections: 64, apiConnections: 32, rssS: 4, bulkReps: 3, statsRequests: 5, statsClicks: [10_000, 1_000_000], statsLinks: [1_000, 10_000], ingestClicks: [100_000, 200_000], scanSlugs: 0 },
+  smoke: { rounds: 1, durationS: 1, warmupS: 1, connections: 16, apiConnections: 8, rssS: 2, bulkReps: 1, statsRequests: 3, statsClicks: [1_000, 10_000], statsLinks: [100, 1_000], ingestClicks: [20_000, 20_000], scanSlugs: 0 },
 };
 
 export function parseOptions(argv: string[]): Options {

@@ -36,10 +36,16 @@ function measured(s: Side | undefined): string {
   return "–";
 }
 
-function ratioText(f: Figure): string {
+/** The judged ratio, and for redirects judged against the floor the same against the bare 302 beside it. */
+export function ratioText(f: Figure): string {
   if (f.ratio === undefined || !Number.isFinite(f.ratio)) return "–";
-  return `${f.ratio.toFixed(2)}${f.ratioUnit ?? "×"}`;
+  const bare = f.bareRatio !== undefined && Number.isFinite(f.bareRatio) ? ` (${f.bareRatio.toFixed(2)}× bare)` : "";
+  return `${f.ratio.toFixed(2)}${f.ratioUnit ?? "×"}${bare}`;
 }
+
+/** A target in the figure's own unit when that unit names a reference ("× bare", "× floor") or is a cost (" µs per click"). */
+const targetIn = (f: Figure) =>
+  targetText(f.target!, f.ratioUnit === "× bare" || f.ratioUnit === "× floor" ? f.ratioUnit : f.ratioUnit?.startsWith(" µs") ? " µs" : "×");
 
 function settings(o: Options): string {
   return (
@@ -78,7 +84,7 @@ export function renderMarkdown(figures: Figure[], info: RunInfo): string {
         ? "–"
         : "n/a (one request at a time)";
     const result = f.verdict === "skipped" ? `skipped: ${f.reason}` : f.verdict === "error" ? `error: ${f.reason}` : VERDICT[f.verdict];
-    out.push(`| ${f.caseNo} | ${f.title} | ${ratioText(f)} | ${targetText(f.target!, f.ratioUnit?.startsWith("× bare") ? "× bare" : "×")} | ${result} | ${f.generator} | ${check} |`);
+    out.push(`| ${f.caseNo} | ${f.title} | ${ratioText(f)} | ${targetIn(f)} | ${result} | ${f.generator} | ${check} |`);
   }
   out.push("", "![ratios](latest.svg)", "");
 
@@ -102,17 +108,27 @@ export function renderMarkdown(figures: Figure[], info: RunInfo): string {
     if (f.generatorCheck) out.push(`- Generator: ${f.generator}; ${f.generatorCheck.text}.`);
     for (const n of f.notes) out.push(`- ${n}`);
     const rounds = f.rounds as
-      | { reference?: { rps: number; serverCpuUsPerRequest: number }; subject?: { rps: number; p99Ms: number }; ratio?: number; subjectDrainMs?: number; subjectCpuUsPerRequest?: number }[]
+      | {
+          reference?: { rps: number; serverCpuUsPerRequest: number };
+          subject?: { rps: number; p99Ms: number };
+          ratio?: number;
+          floorRps?: number;
+          subjectDrainMs?: number;
+          subjectCpuUsPerRequest?: number;
+        }[]
       | undefined;
     if (rounds?.length && rounds[0].reference && rounds[0].subject && rounds[0].ratio !== undefined) {
+      // Redirect cases measured the floor in the same rounds: its req/s and the case's ratio to it, per round.
+      const floor = rounds[0].floorRps !== undefined;
       out.push(
         "",
-        "| round | reference req/s | case req/s | ratio | case p99 | reference CPU/req | case CPU/req | case busy after run |",
-        "|---|---|---|---|---|---|---|---|",
+        `| round | reference req/s |${floor ? " floor req/s |" : ""} case req/s | ratio |${floor ? " ÷ floor |" : ""} case p99 | reference CPU/req | case CPU/req | case busy after run |`,
+        `|---|---|---|---|${floor ? "---|---|" : ""}---|---|---|---|`,
       );
       rounds.forEach((r, i) =>
         out.push(
-          `| ${i + 1} | ${int(r.reference!.rps)} | ${int(r.subject!.rps)} | ${r.ratio!.toFixed(3)} | ${ms(r.subject!.p99Ms)} | ` +
+          `| ${i + 1} | ${int(r.reference!.rps)} |${floor ? ` ${int(r.floorRps ?? NaN)} |` : ""} ${int(r.subject!.rps)} | ${r.ratio!.toFixed(3)} |` +
+            `${floor ? ` ${(r.subject!.rps / (r.floorRps ?? NaN)).toFixed(3)} |` : ""} ${ms(r.subject!.p99Ms)} | ` +
             `${r.reference!.serverCpuUsPerRequest.toFixed(2)} µs | ${(r.subjectCpuUsPerRequest ?? NaN).toFixed(2)} µs | ${((r.subjectDrainMs ?? 0) / 1000).toFixed(1)} s |`,
         ),
       );

@@ -26,3 +26,13 @@ export function servicePids(redis: Redis, sql: postgres.Sql) {
     return out;
   };
 }
+
+/** Deletes every key under `prefix:` (the bench's own key prefix), a SCAN page at a time. */
+export async function deleteKeys(redis: Redis, prefix: string): Promise<void> {
+  let cursor = "0";
+  do {
+    const [next, keys] = await redis.scan(cursor, "MATCH", `${prefix}:*`, "COUNT", 1000);
+    if (keys.length) await redis.del(...keys);
+    cursor = next;
+  } while (cursor !== "0");
+}

@@ -11,7 +11,7 @@
  */
 import type { ClickEvent, ClickIntake } from "../../shared/ports.ts";
 import { packClicks } from "../../shared/clicks/columns.ts";
-import type { WorkerReply, WorkerRequest } from "./sqlite-writer-thread.ts";
+import type { WorkerReply, WorkerRequest, WriterUpkeep } from "./sqlite-writer-thread.ts";
 
 export interface ClickWriterHooks {
   /** Clicks committed, with the timestamp of the oldest (ms), after each transaction. */
@@ -44,11 +44,17 @@ export class ClickWriterThread implements ClickIntake {
     private readonly geoipDb: string | undefined,
     private readonly hooks: ClickWriterHooks,
     private readonly maxWaiting: number,
+    private readonly upkeep: WriterUpkeep,
   ) {}
 
-  /** Starts the thread on a SQLite file the caller already migrated. */
-  static async open(file: string, geoipDb: string | undefined, hooks: ClickWriterHooks = {}, maxWaiting = MAX_WAITING_CLICKS): Promise<ClickWriterThread> {
-    const w = new ClickWriterThread(file, geoipDb, hooks, maxWaiting);
+  /**
+   * Starts the thread on a SQLite file the caller already migrated. With `upkeep`, the thread also settles and
+   * prunes the clicks (maintenance.ts), so the server thread never does; its failures reach hooks.onError.
+   */
+  static async open(
+    file: string, geoipDb: string | undefined, hooks: ClickWriterHooks = {}, maxWaiting = MAX_WAITING_CLICKS, upkeep: WriterUpkeep = null,
+  ): Promise<ClickWriterThread> {
+    const w = new ClickWriterThread(file, geoipDb, hooks, maxWaiting, upkeep);
     await w.start();
     return w;
   }
@@ -58,7 +64,7 @@ export class ClickWriterThread implements ClickIntake {
     this.worker = new Worker(new URL("./sqlite-writer-thread.ts", import.meta.url).href);
     this.worker.onmessage = (e: MessageEvent<WorkerReply>) => this.onReply(e.data);
     this.worker.onerror = (e) => this.onCrash(e);
-    return this.call({ type: "open", id: 0, file: this.file, geoipDb: this.geoipDb, maxWaiting: this.maxWaiting });
+    return this.call({ type: "open", id: 0, file: this.file, geoipDb: this.geoipDb, maxWaiting: this.maxWaiting, upkeep: this.upkeep });
   }
 
   /**

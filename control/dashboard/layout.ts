@@ -14,7 +14,7 @@ export interface Viewer {
   csrfToken: string;
 }
 
-export type Section = "links" | "new" | "keys";
+export type Section = "links" | "new" | "analytics" | "keys" | "imports";
 
 export interface PageOptions {
   title: string;
@@ -31,7 +31,7 @@ export const csrfField = (token: string) => `<input type="hidden" name="_csrf" v
 function nav(viewer: Viewer, current?: Section): string {
   const item = (section: Section, href: string, label: string) =>
     `<a href="${href}"${current === section ? ' aria-current="page"' : ""}>${label}</a>`;
-  return `<nav aria-label="Main">${item("links", "/dashboard/links", "Links")}${item("new", "/dashboard/links/new", "New link")}${item("keys", "/dashboard/keys", "API keys")}</nav>
+  return `<nav aria-label="Main">${item("links", "/dashboard/links", "Links")}${item("new", "/dashboard/links/new", "New link")}${item("analytics", "/dashboard/analytics", "Analytics")}${item("imports", "/dashboard/imports", "Import")}${item("keys", "/dashboard/keys", "API keys")}</nav>
 <div class="who"><span class="email" title="${esc(viewer.email)}">${esc(viewer.email)}</span><form method="post" action="/dashboard/signout" class="inline">${csrfField(viewer.csrfToken)}<button type="submit">Sign out</button></form></div>`;
 }
 

@@ -6,10 +6,12 @@
 import { LINK_STATES, LINK_STATUSES } from "../../shared/enums.ts";
 import { AppError, type FieldError } from "../../shared/errors.ts";
 import type { LinkObject } from "../../shared/schemas.ts";
+import { exportLinks } from "../links/export.ts";
 import { listLinks } from "../links/service.ts";
 import { errorSummary, fieldProblems, invalidAttrs, type FieldRefs } from "./form-errors.ts";
 import { htmlResponse } from "./http.ts";
-import { esc, flashBox, fmtDate, layout } from "./layout.ts";
+import { csrfField, esc, flashBox, fmtDate, layout } from "./layout.ts";
+import { bulkCheckbox, bulkControls, bulkOutcome } from "./links-bulk.ts";
 import type { SignedInCtx } from "./session.ts";
 import { stateBadge, stateLabel, stateReason } from "./state-badge.ts";
 import { accountSuggestions, FOLDER_LIST_ID, suggestionLists, TAG_LIST_ID } from "./suggestions.ts";
@@ -30,22 +32,30 @@ const FIELDS: FieldRefs = {
 };
 
 /** The list URL for these filters (and cursor); empty values are left out. */
-function listUrl(f: Filters, cursor?: string): string {
-  const p = new URLSearchParams();
+function listUrl(f: Filters, cursor?: string, path = "/dashboard/links", extra: Record<string, string> = {}): string {
+  const p = new URLSearchParams(extra);
   for (const k of FILTERS) if (f[k]) p.set(k, f[k]);
   if (cursor) p.set("cursor", cursor);
   const qs = p.toString();
-  return `/dashboard/links${qs ? `?${qs}` : ""}`;
+  return `${path}${qs ? `?${qs}` : ""}`;
 }
+
+/** The export links: every link the current filters match (all pages), as the API's export streams them. */
+const exportLinksHtml = (f: Filters) =>
+  `<span class="exports">Export: <a class="btn" href="${esc(listUrl(f, undefined, "/dashboard/links/export", { format: "csv" }))}" download>CSV</a> <a class="btn" href="${esc(listUrl(f, undefined, "/dashboard/links/export", { format: "json" }))}" download>JSON</a></span>`;
+
+/** GET /dashboard/links/export: the API's export (same filters, same stream) behind the session. */
+export const linksExport = (ctx: SignedInCtx): Promise<Response> => exportLinks(ctx.deps, ctx.caller, ctx.url.searchParams);
 
 const slugPath = (slug: string) => `/dashboard/links/${encodeURIComponent(slug)}`;
 
-function linkRow(l: LinkObject, f: Filters): string {
+function linkRow(l: LinkObject, f: Filters, i: number): string {
   const tags = l.tags.map((t) => `<a class="tag" href="${esc(listUrl({ ...f, tag: t }))}">${esc(t)}</a>`).join("");
   const folder = l.folder ? `<a href="${esc(listUrl({ ...f, folder: l.folder }))}">${esc(l.folder)}</a>` : '<span class="muted">—</span>';
   const hits = l.maxHits === null ? String(l.hits) : `${l.hits} / ${l.maxHits}`;
   const lock = l.hasPassword ? ' <span class="small muted" title="Password protected">(password)</span>' : "";
   return `<tr>
+<td data-label="Select">${bulkCheckbox(l.slug, i)}</td>
 <td data-label="Short link"><a class="mono" href="${slugPath(l.slug)}/stats">${esc(l.slug)}</a>${lock}<br><button type="button" class="btn-small" data-copy="${esc(l.shortUrl)}">Copy</button></td>
 <td data-label="Destination" class="target"><a href="${esc(l.target)}" rel="noopener noreferrer" target="_blank">${esc(l.target)}</a></td>
 <td data-label="Tags">${tags || '<span class="muted">—</span>'}</td>
@@ -97,14 +107,15 @@ export async function linksIndex(ctx: SignedInCtx): Promise<Response> {
     problem = errorSummary({ detail: e.message, errors }, FIELDS);
   }
   const filtered = FILTERS.some((k) => f[k]);
-  const rows = result.links.map((l) => linkRow(l, f)).join("");
+  const rows = result.links.map((l, i) => linkRow(l, f, i)).join("");
   const empty = filtered || cursor ? "No links match these filters." : 'No links yet. <a href="/dashboard/links/new">Create your first one</a>.';
   const table = result.links.length
-    ? `<table class="responsive"><thead><tr><th>Short link</th><th>Destination</th><th>Tags</th><th>Folder</th><th>State</th><th>Clicks</th><th>Created</th><th><span class="muted">Actions</span></th></tr></thead><tbody>${rows}</tbody></table>`
+    ? `<form method="post" action="/dashboard/links/bulk">${csrfField(ctx.session.csrfToken)}<input type="hidden" name="back" value="${esc(listUrl(f, cursor))}">${bulkControls()}
+<table class="responsive"><thead><tr><th><span class="muted">Select</span></th><th>Short link</th><th>Destination</th><th>Tags</th><th>Folder</th><th>State</th><th>Clicks</th><th>Created</th><th><span class="muted">Actions</span></th></tr></thead><tbody>${rows}</tbody></table></form>`
     : `<p class="card muted">${empty}</p>`;
   const pager = `<nav class="pager" aria-label="Pages">${cursor ? `<a href="${esc(listUrl(f))}">← First page</a>` : "<span></span>"}${
     result.nextCursor ? `<a href="${esc(listUrl(f, result.nextCursor))}">Next page →</a>` : ""}</nav>`;
-  const body = `<div class="head"><h1>Links</h1><a class="btn btn-primary" href="/dashboard/links/new">New link</a></div>${flashBox(sp.get("flash"))}${problem}${filterForm(f, errors)}
+  const body = `<div class="head"><h1>Links</h1><div>${exportLinksHtml(f)} <a class="btn btn-primary" href="/dashboard/links/new">New link</a></div></div>${flashBox(sp.get("flash"))}${bulkOutcome(sp)}${problem}${filterForm(f, errors)}
 ${filtered ? `<p class="small">Filtered. <a href="/dashboard/links">Show all links</a></p>` : ""}${table}${pager}${suggestionLists(await accountSuggestions(ctx))}`;
   return htmlResponse(200, layout({ title: "Links", body, viewer: ctx.viewer, current: "links" }));
 }

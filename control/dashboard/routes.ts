@@ -8,10 +8,18 @@
  *   GET  /dashboard/keys                 POST /dashboard/keys (303; the GET after it shows the key once), POST …/:id/revoke
  *   GET  /dashboard/links                (q, tag, folder, status, cursor)
  *   GET  /dashboard/links/new            POST /dashboard/links
- *   GET  /dashboard/links/:slug/stats    GET …/qr.svg
+ *   POST /dashboard/links/bulk           ticked slugs and an action (add-tag, move, pause, archive, delete: confirmed first)
+ *   GET  /dashboard/links/export         (format, q, tag, folder, status, state) the API's link export behind the session
+ *   GET  /dashboard/links/:slug/stats    (range, from, to, interval, bots, a filter per dimension)  GET …/qr.svg
+ *   GET  /dashboard/links/:slug/clicks.csv   (from, to) the link's clicks, the API's export behind the session
+ *   GET  /dashboard/analytics            the account overview, same query as a link's stats, also tag/folder filters
+ *   GET  /dashboard/analytics/clicks.csv (from, to) every click of the account
  *   GET  /dashboard/links/:slug/edit     POST the same
  *   GET  /dashboard/links/:slug/delete   POST the same
+ *   GET  /dashboard/imports              POST the same (multipart upload, 303 to the job)   GET …/:id (control/imports/dashboard.ts)
  *   POST /dashboard/links/:slug/webhook/resume   resumes a paused webhook
+ *   GET  /dashboard/webhooks             POST the same (303; the GET after it shows the secret once)
+ *   GET  /dashboard/webhooks/:id         the delivery log; POST …/active, …/delete, …/deliveries/:deliveryId/retry
  *
  * Every POST that changes something answers 303 to a page (POST-redirect-GET: a reload repeats nothing); a form
  * that is refused comes back with its problems (form-errors.ts) and nothing done.
@@ -24,9 +32,14 @@ import { home, signIn, signInPage, signOut, signUp, signUpPage } from "./auth-pa
 import { createKey, keysIndex, revokeKey } from "./keys-page.ts";
 import { errorPage } from "./layout.ts";
 import { createLinkAction, deleteLinkAction, deleteLinkPage, editLinkPage, newLinkPage, resumeWebhookAction, updateLinkAction } from "./link-actions.ts";
-import { linksIndex } from "./links-page.ts";
+import { accountClicksCsv, linkClicksCsv } from "./analytics-export.ts";
+import { overviewPage } from "./analytics-overview.ts";
+import { bulkAction } from "./links-bulk.ts";
+import { linksExport, linksIndex } from "./links-page.ts";
 import { requestCtx, signedIn, withAnonForm, withSession, withSessionForm, type RequestCtx } from "./session.ts";
 import { serveAsset } from "./static.ts";
+import { importJobPage, importsIndex, importUpload } from "../imports/dashboard.ts";
+import { createWebhookAction, deleteWebhookAction, retryDeliveryAction, setWebhookActiveAction, webhookPage, webhooksIndex } from "./webhooks-page.ts";
 import { qrFile, statsPage } from "./stats-page.ts";
 
 type Handler = (ctx: RequestCtx) => Promise<Response>;
@@ -80,13 +93,27 @@ export function dashboardRoutes(deps: Deps, auth: KeyAuthenticator) {
     .get("/dashboard/links", run(withSession(linksIndex)))
     .post("/dashboard/links", run(withSessionForm(createLinkAction)))
     .get("/dashboard/links/new", run(withSession(newLinkPage)))
+    .get("/dashboard/links/export", run(withSession(linksExport)))
+    .post("/dashboard/links/bulk", run(withSessionForm(bulkAction)))
     .get("/dashboard/links/:slug/stats", run(withSession(statsPage)))
     .get("/dashboard/links/:slug/qr.svg", run(withSession(qrFile)))
+    .get("/dashboard/links/:slug/clicks.csv", run(withSession(linkClicksCsv)))
+    .get("/dashboard/analytics", run(withSession(overviewPage)))
+    .get("/dashboard/analytics/clicks.csv", run(withSession(accountClicksCsv)))
     .get("/dashboard/links/:slug/edit", run(withSession(editLinkPage)))
     .post("/dashboard/links/:slug/edit", run(withSessionForm(updateLinkAction)))
     .get("/dashboard/links/:slug/delete", run(withSession(deleteLinkPage)))
     .post("/dashboard/links/:slug/delete", run(withSessionForm(deleteLinkAction)))
     .post("/dashboard/links/:slug/webhook/resume", run(withSessionForm(resumeWebhookAction)))
+    .get("/dashboard/webhooks", run(withSession(webhooksIndex)))
+    .post("/dashboard/webhooks", run(withSessionForm(createWebhookAction)))
+    .get("/dashboard/webhooks/:id", run(withSession(webhookPage)))
+    .post("/dashboard/webhooks/:id/active", run(withSessionForm(setWebhookActiveAction)))
+    .post("/dashboard/webhooks/:id/delete", run(withSessionForm(deleteWebhookAction)))
+    .post("/dashboard/webhooks/:id/deliveries/:deliveryId/retry", run(withSessionForm(retryDeliveryAction)))
+    .get("/dashboard/imports", run(withSession(importsIndex)))
+    .post("/dashboard/imports", run(importUpload))
+    .get("/dashboard/imports/:id", run(withSession(importJobPage)))
     .get("/dashboard/*", run(notFound))
     .post("/dashboard/*", run(notFound));
 }

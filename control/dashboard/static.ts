@@ -73,16 +73,37 @@ td.target{max-width:22rem;overflow-wrap:anywhere}
 .totals{margin-bottom:1rem}
 .totals .num{font-size:1.7rem;font-weight:700}
 .charts{display:grid;grid-template-columns:repeat(auto-fit,minmax(20rem,1fr));gap:1rem}
-.chart .bar{fill:var(--accent)}.chart .bar-zero{fill:#dbe4ff}.chart .baseline{stroke:#c5cad6;stroke-width:1}
-.hourly svg{width:100%;height:11rem;display:block}
-.hourly .ticks{display:grid;grid-template-columns:repeat(24,1fr);font-size:.75rem;color:var(--muted);margin-top:.25rem}
-.hourly .ticks span{display:flex;justify-content:center;white-space:nowrap}
-.hourly .ymax{margin-bottom:.25rem}
-ul.breakdown{list-style:none;margin:0;padding:0;display:grid;grid-template-columns:auto 1fr auto;gap:.45rem .6rem;align-items:center}
-ul.breakdown li{display:contents}
-ul.breakdown .blabel{overflow:hidden;text-overflow:ellipsis;white-space:nowrap;font-size:.9rem;max-width:14rem}
-ul.breakdown svg{width:100%;height:1rem;display:block}
-ul.breakdown .bnum{font-size:.85rem;color:var(--muted);font-variant-numeric:tabular-nums}
+.chart .bar{fill:var(--accent)}.chart .bar-zero{fill:#dbe4ff}.chart .bar-visitors{fill:#1c2f8a}.chart .baseline{stroke:#c5cad6;stroke-width:1}
+.card h3{font-size:1rem;margin:0 0 .6rem}
+.sr-only{position:absolute;width:1px;height:1px;padding:0;margin:-1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap;border:0}
+.series svg{width:100%;height:12rem;display:block}
+.series .ticks{display:flex;justify-content:space-between;margin-top:.25rem;white-space:nowrap;gap:.5rem}
+.series .legend{display:flex;flex-wrap:wrap;align-items:center;gap:.3rem .5rem;margin-bottom:.4rem}
+.key{display:inline-block;width:.8rem;height:.8rem;border-radius:2px}.key-clicks{background:var(--accent)}.key-visitors{background:#1c2f8a}
+details.figures{margin-top:.6rem}details.figures summary{cursor:pointer;color:var(--accent)}
+.scroll{max-height:20rem;overflow:auto;margin-top:.4rem}
+.figures-table th,.figures-table td{padding:.25rem .6rem;font-size:.85rem}
+.figures-table td{text-align:right;font-variant-numeric:tabular-nums}
+table.bd{border:0;table-layout:fixed}
+table.bd th,table.bd td{border:0;padding:.2rem .3rem;vertical-align:middle}
+table.bd thead th{font-size:.72rem}
+table.bd thead th:nth-child(1){width:42%}table.bd thead th:nth-child(3),table.bd thead th:nth-child(4){width:4.5rem;text-align:right}
+table.bd .blabel{font-weight:400;font-size:.9rem;overflow:hidden;text-overflow:ellipsis;white-space:nowrap;text-transform:none;letter-spacing:0;color:var(--fg)}
+table.bd .blabel a.active{font-weight:700}table.bd .blabel a.active::before{content:"✓ "}
+table.bd svg{width:100%;height:.9rem;display:block}
+table.bd .bnum{font-size:.85rem;color:var(--muted);font-variant-numeric:tabular-nums;text-align:right}
+.range{display:grid;gap:.6rem}
+.pick{display:flex;flex-wrap:wrap;align-items:center;gap:.3rem .6rem}
+.pick-label{font-weight:600;min-width:5.5rem}
+.segs{display:flex;flex-wrap:wrap;border:1px solid #c5cad6;border-radius:6px;overflow:hidden}
+.seg{padding:.3rem .7rem;text-decoration:none;color:var(--fg);border-left:1px solid #c5cad6;white-space:nowrap}
+.seg:first-child{border-left:0}
+.seg[aria-current=true]{background:var(--accent);color:var(--accent-fg)}.seg-off{color:var(--muted);background:#f1f3f5;cursor:not-allowed}
+.custom-range{display:flex;flex-wrap:wrap;align-items:flex-start;gap:.5rem 1rem}.custom-range .act{padding-top:1.55rem}
+.custom-range label{margin:0 0 .2rem;font-size:.85rem}.custom-range .csv{margin-left:auto}
+.chips{display:flex;flex-wrap:wrap;align-items:center;gap:.4rem .6rem;margin-bottom:1rem}
+.chips ul{display:contents;list-style:none}.chips li{display:inline}
+.chip{display:inline-block;background:#edf2ff;color:#364fc7;border:1px solid #bac8ff;border-radius:99px;padding:.1rem .6rem;font-size:.85rem;text-decoration:none;overflow-wrap:anywhere}
 .overview{display:grid;grid-template-columns:1fr auto;gap:1rem;align-items:start}
 .qr svg{width:10rem;height:10rem;display:block;background:#fff}
 dl.facts{display:grid;grid-template-columns:max-content 1fr;gap:.25rem 1rem;margin:0}
@@ -95,7 +116,10 @@ dl.facts dt{color:var(--muted)}dl.facts dd{margin:0;overflow-wrap:anywhere}
   .overview{grid-template-columns:1fr}
   .rows .row{grid-template-columns:1fr 1fr}.rows .row .url{grid-column:1/-1}
   .rows.ab .row{grid-template-columns:1fr 5.5rem}.rows.ab .row .url{grid-column:auto}
-  ul.breakdown .blabel{max-width:9rem}
+  .pick-label{min-width:0;flex:1 0 100%}
+  .segs{display:grid;grid-auto-flow:column;grid-auto-columns:1fr;width:100%}
+  .seg{padding:.3rem .3rem;text-align:center;font-size:.9rem}
+  .custom-range>div{flex:1 1 8.5rem}.custom-range .csv{margin-left:0}.custom-range{align-items:flex-end}.custom-range .act{padding-top:0}
   table.responsive,table.responsive tbody,table.responsive tr,table.responsive td{display:block;width:100%}
   table.responsive thead{display:none}
   table.responsive tr{border-bottom:2px solid var(--line);padding:.4rem 0}

@@ -1,11 +1,12 @@
 /**
- * A link's page: its short address (copy, QR), settings at a glance, totals and the charts of design §3.4
- * (24-hour bars, device, browser, country and A/B variant breakdowns), from the same getLinkStats as REST.
+ * A link's page: its short address (copy, QR), settings at a glance, and its analytics over a range kept in the
+ * URL (analytics-section.ts), from the same getLinkAnalytics as REST and MCP.
  */
-import type { LinkObject, LinkStats } from "../../shared/schemas.ts";
+import type { LinkObject } from "../../shared/schemas.ts";
 import { getLink } from "../links/service.ts";
-import { getLinkStats } from "../stats/service.ts";
-import { breakdownChart, hourlyChart } from "./charts.ts";
+import { getLinkAnalytics } from "../stats/service.ts";
+import { defaultValueLabel, type ValueLabel } from "./analytics-cards.ts";
+import { analyticsSection } from "./analytics-section.ts";
 import { htmlResponse } from "./http.ts";
 import { csrfField, esc, flashBox, fmtDate, layout } from "./layout.ts";
 import { inlineQr, qrDownload } from "./qr.ts";
@@ -13,7 +14,6 @@ import type { SignedInCtx } from "./session.ts";
 import { stateBadge, stateReason, webhookPauseNote } from "./state-badge.ts";
 
 const linkPath = (slug: string) => `/dashboard/links/${encodeURIComponent(slug)}`;
-const capitalise = (s: string) => (s ? s[0].toUpperCase() + s.slice(1) : s);
 
 function facts(l: LinkObject, csrf: string): string {
   const row = (label: string, value: string) => `<dt>${label}</dt><dd>${value}</dd>`;
@@ -41,40 +41,37 @@ ${pause ? row("Webhook", `<span class="status state-paused">paused</span> <span 
 </dl>`;
 }
 
-function totals(l: LinkObject, s: LinkStats): string {
-  const day = s.last24h.reduce((sum, b) => sum + b.clicks, 0);
-  const peak = s.last24h.reduce((best, b) => (b.clicks > best.clicks ? b : best), s.last24h[0]);
-  const tile = (label: string, value: string, id: string) => `<div class="card"><div class="muted small">${label}</div><div class="num" id="${id}">${value}</div></div>`;
-  return `<div class="totals">
-${tile("Total clicks", String(s.totalClicks), "total-clicks")}
-${tile("Last 24 hours", String(day), "clicks-24h")}
-${tile("Busiest hour (UTC)", peak && peak.clicks ? esc(`${peak.hour.slice(11, 16)} · ${peak.clicks}`) : "—", "peak-hour")}
-${tile("Click limit", l.maxHits === null ? "none" : esc(`${l.hits} / ${l.maxHits}`), "click-limit")}
-</div>`;
-}
-
-function variantLabel(l: LinkObject): (key: string) => string {
-  return (key) => {
-    const v = l.abUrls[Number(key)];
-    if (!v) return `Variant ${Number(key) + 1}`;
-    let where = v.url;
+/** Variant and rule indices read as the link's own destinations and rules; other values as everywhere. */
+function linkValueLabel(l: LinkObject): ValueLabel {
+  const where = (url: string) => {
     try {
-      const u = new URL(v.url);
-      where = u.host + u.pathname;
+      const u = new URL(url);
+      return u.host + u.pathname;
     } catch {
-      /* keep the raw URL */
+      return url;
     }
-    return `${Number(key) + 1}: ${where}`;
+  };
+  return (d, value) => {
+    const i = value !== null && /^\d+$/.test(value) ? Number(value) : -1;
+    if (d === "variant" && l.abUrls[i]) return `${i + 1}: ${where(l.abUrls[i]!.url)}`;
+    if (d === "rule" && l.rules[i]) return `${i + 1}: ${l.rules[i]!.kind} ${l.rules[i]!.match}`;
+    return defaultValueLabel(d, value);
   };
 }
 
 export async function statsPage(ctx: SignedInCtx): Promise<Response> {
   const slug = ctx.params.slug ?? "";
   const link = await getLink(ctx.deps, ctx.caller, slug);
-  const stats = await getLinkStats(ctx.deps, ctx.caller, slug);
-  const variants = link.abUrls.length || Object.keys(stats.byVariant).length
-    ? breakdownChart("A/B variants", stats.byVariant, variantLabel(link))
-    : "";
+  const path = `${linkPath(link.slug)}/stats`;
+  const section = await analyticsSection({
+    path,
+    csvPath: `${linkPath(link.slug)}/clicks.csv`,
+    url: ctx.url,
+    now: ctx.deps.now(),
+    ask: (raw) => getLinkAnalytics(ctx.deps, ctx.caller, link.slug, raw),
+    labelOf: linkValueLabel(link),
+    extraTiles: () => [["Click limit", link.maxHits === null ? "none" : `${link.hits} / ${link.maxHits}`, "click-limit"]],
+  });
   const body = `<h1>Link <span class="mono">${esc(link.slug)}</span></h1>${flashBox(ctx.url.searchParams.get("flash"))}
 <section class="card overview"><div>
 <div class="copyrow"><input id="short-url" class="mono" readonly value="${esc(link.shortUrl)}" aria-label="Short URL">
@@ -82,15 +79,9 @@ export async function statsPage(ctx: SignedInCtx): Promise<Response> {
 ${facts(link, ctx.session.csrfToken)}
 <div class="actions"><a class="btn" href="${linkPath(link.slug)}/edit">Edit</a><a class="btn" href="${linkPath(link.slug)}/qr.svg" download>Download QR (SVG)</a><a class="btn" href="${linkPath(link.slug)}/delete">Delete</a></div>
 </div><div class="qr">${await inlineQr(link.shortUrl)}</div></section>
-<h2>Clicks</h2>${totals(link, stats)}
-<section class="card chart"><h2>Last 24 hours <span class="hint">(per hour, UTC)</span></h2>${hourlyChart(stats.last24h)}</section>
-<div class="charts">
-${breakdownChart("Devices", stats.byDevice, capitalise)}
-${breakdownChart("Browsers", stats.byBrowser)}
-${breakdownChart("Countries", stats.byCountry, (k) => (k === "unknown" ? "Unknown" : k))}
-${variants}</div>
+<h2>Clicks</h2>${section.html}
 ${ctx.deps.config.geoipDb ? "" : DBIP_CREDIT}`;
-  return htmlResponse(200, layout({ title: `Stats for ${link.slug}`, body, viewer: ctx.viewer, current: "links" }));
+  return htmlResponse(section.status, layout({ title: `Stats for ${link.slug}`, body, viewer: ctx.viewer, current: "links" }));
 }
 
 /** The shipped country database (DB-IP Lite, CC BY 4.0) asks pages showing its results to credit it. */

@@ -12,7 +12,8 @@ import { Problem } from "../../shared/schemas.ts";
 const json = (schema: TSchema) => ({ "application/json": { schema } });
 const problem = (description: string) => ({ description, content: { "application/problem+json": { schema: Problem } } });
 
-export function doc(summary: string, o: { body?: TSchema; query?: TObject; ok: [number, TSchema] }) {
+/** `okType`: the success body's media type (default JSON); `badRequest`: the 400 codes when not the usual ones. */
+export function doc(summary: string, o: { body?: TSchema; query?: TObject; ok: [number, TSchema]; okType?: string; badRequest?: string }) {
   // TypeBox schemas are JSON Schema; only their TypeScript types differ from openapi-types'.
   const parameters = Object.entries(o.query?.properties ?? {}).map(([name, schema]) => ({
     name, in: "query", required: false, description: (schema as { description?: string }).description, schema,
@@ -23,8 +24,8 @@ export function doc(summary: string, o: { body?: TSchema; query?: TObject; ok: [
       ...(parameters.length ? { parameters } : {}),
       ...(o.body ? { requestBody: { required: true, content: json(o.body) } } : {}),
       responses: {
-        [o.ok[0]]: o.ok[0] === 204 ? { description: "No content" } : { description: "OK", content: json(o.ok[1]) },
-        400: problem("invalid_input, invalid_json or slug_reserved"),
+        [o.ok[0]]: o.ok[0] === 204 ? { description: "No content" } : { description: "OK", content: { [o.okType ?? "application/json"]: { schema: o.ok[1] } } },
+        400: problem(o.badRequest ?? "invalid_input, invalid_json or slug_reserved"),
         401: problem("unauthorized"),
         404: problem("not_found"),
         409: problem("slug_taken"),
@@ -64,7 +65,8 @@ export const openapiPlugin = (baseUrl: string) =>
     // The page is docsPage above; the plugin serves the document only.
     provider: null,
     specPath: "/api/v1/openapi.json",
-    exclude: { paths: [/^(?!\/api\/v1\/)/] },
+    // staticFile: false, or the plugin would leave out every path with a dot (the clicks.csv exports).
+    exclude: { paths: [/^(?!\/api\/v1\/)/], staticFile: false },
     documentation: {
       info: { title: "clink API", version: "1.0.0", description: "Link shortener REST API. Authenticate with `Authorization: Bearer ck_…`." },
       servers: [{ url: baseUrl }],

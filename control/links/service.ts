@@ -14,6 +14,7 @@ import { validate } from "../../shared/validation.ts";
 import { generateWebhookSecret } from "../../shared/webhooks/sign.ts";
 import { checkWebhookTarget } from "../../shared/webhooks/ssrf.ts";
 import type { Caller, Deps } from "../deps.ts";
+import { linkEvents } from "../webhooks/events.ts";
 
 export const BULK_MAX = 500;
 
@@ -174,6 +175,7 @@ export async function createLink(deps: Deps, caller: Caller, raw: unknown): Prom
     throw new AppError("unavailable", "Could not allocate a free slug; try again", { retryAfter: 1 });
   }
   await publish(deps, prepared.record);
+  await linkEvents(deps, "link.created", [prepared.record]);
   return { link: await view(deps, prepared.record), created: true };
 }
 
@@ -237,6 +239,7 @@ export async function bulkCreateLinks(deps: Deps, caller: Caller, rows: unknown[
       }
     }),
   );
+  await linkEvents(deps, "link.created", unique.filter((_, i) => ok[i]).map((u) => u.row.record));
   const created = results.filter((r) => r.ok && r.action === "created").length;
   const updated = results.filter((r) => r.ok && r.action === "updated").length;
   return { results, created, updated, failed: results.length - created - updated };
@@ -305,6 +308,7 @@ async function applyUpdate(deps: Deps, caller: Caller, link: LinkRecord, changes
       // when counting stopped or starts, so only then is it dropped and re-seeded from the store.
       if ((next.maxHits === null) !== (link.maxHits === null)) await deps.hot.resetHits(link.id).catch(() => {});
       await publish(deps, next);
+      await linkEvents(deps, "link.updated", [next]);
       return next;
     }
     if (attempt === UPDATE_ATTEMPTS) throw new AppError("unavailable", "The link is being changed by other requests; try again", { retryAfter: 1 });
@@ -323,10 +327,36 @@ export async function updateLink(deps: Deps, caller: Caller, slug: string, raw: 
 }
 
 export async function deleteLink(deps: Deps, caller: Caller, slug: string): Promise<void> {
-  const link = await findOwnLink(deps, caller, slug);
+  await removeLink(deps, await findOwnLink(deps, caller, slug));
+}
+
+/** Deletes a link already found to be the caller's, and drops the redirectors' copy and its hit counter. */
+export async function removeLink(deps: Deps, link: LinkRecord): Promise<void> {
   await deps.store.deleteLink(link.id);
+  await linkEvents(deps, "link.deleted", [link]);
   await deps.hot.invalidateLink(linkKey(link.domain, link.slug)).catch(() => {});
   await deps.hot.resetHits(link.id).catch(() => {});
+}
+
+/** An update's input, validated and normalised (invalid_input naming each bad field), without applying it. */
+export function validateUpdate(deps: Deps, raw: unknown): LinkChanges {
+  return validateLinkInput<UpdateLinkInput>("update", raw, inputContext(deps)).changes;
+}
+
+/** Update changes checked once for many links: the webhook target resolved, the password hashed (bulk changes). */
+export interface PreparedUpdate {
+  changes: LinkChanges;
+  passwordHash: string | null | undefined;
+}
+
+export async function prepareUpdate(deps: Deps, caller: Caller, changes: LinkChanges): Promise<PreparedUpdate> {
+  await assertWebhookAllowed(deps, caller, changes.webhookUrl);
+  return { changes, passwordHash: changes.password ? await hashPassword(caller.accountId, changes.password) : changes.password };
+}
+
+/** Applies prepared changes to a link found to be the caller's, as updateLink does (compare-and-set, published). */
+export async function applyPreparedUpdate(deps: Deps, caller: Caller, link: LinkRecord, p: PreparedUpdate): Promise<LinkObject> {
+  return view(deps, await applyUpdate(deps, caller, link, p.changes, p.passwordHash));
 }
 
 export interface ListQuery {

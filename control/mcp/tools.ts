@@ -11,7 +11,6 @@ import {
   CreateLinkInput,
   LinkList,
   LinkObject,
-  LinkStats,
   LinkState,
   LinkStatus,
   ListLinksQuery,
@@ -20,8 +19,11 @@ import {
 } from "../../shared/schemas.ts";
 import { validate } from "../../shared/validation.ts";
 import type { Caller, Deps } from "../deps.ts";
+import { bulkUpdateLinks } from "../links/bulk-change.ts";
+import { BulkChangeResult } from "../links/bulk-schemas.ts";
 import * as links from "../links/service.ts";
-import { getLinkStats } from "../stats/service.ts";
+import { StatsToolArgs, StatsToolOutput, STATS_GROUPINGS, statsToolQuery } from "../stats/mcp-input.ts";
+import { getAccountAnalytics, getLinkStatsOrAnalytics } from "../stats/service.ts";
 
 /** MCP tool annotations: hints for clients deciding whether to ask the user before a call. */
 export interface ToolAnnotations {
@@ -81,7 +83,18 @@ const ListLinksToolInput = T.Object(
   strict,
 );
 
-const UpdateLinkToolInput = T.Object({ slug: Slug, ...UpdateLinkInput.properties }, strict);
+/** One slug, or (bulk change) a list of them that all get the same changes. */
+const UpdateLinkToolInput = T.Object(
+  {
+    slug: T.Union([Slug, T.Array(Slug, { minItems: 1, maxItems: links.BULK_MAX })], {
+      description: `${Slug.description} Or a list of up to ${links.BULK_MAX} slugs: the same changes are made to each, and the answer reports each link.`,
+    }),
+    ...UpdateLinkInput.properties,
+  },
+  strict,
+);
+/** The updated link, or for a list of slugs one row per link (PATCH /api/v1/links/bulk's answer). */
+const UpdateLinkToolOutput = T.Unsafe<object>({ type: "object", anyOf: [LinkObject, BulkChangeResult] });
 
 const TargetingRulesInput = T.Object(
   {
@@ -115,6 +128,11 @@ const LinkPreviewInput = T.Object(
     ogDescription: UpdateLinkInput.properties.ogDescription,
     ogImageUrl: UpdateLinkInput.properties.ogImageUrl,
   },
+  strict,
+);
+
+const StatsToolInput = T.Object(
+  { slug: T.Optional(T.String({ ...Slug, description: `${Slug.description} Leave out for the whole account.` })), ...StatsToolArgs.properties },
   strict,
 );
 
@@ -184,13 +202,15 @@ export const LINK_TOOLS: LinkTool[] = [
     description:
       "Change settings of one of your short links. Only the fields you pass change; null or \"\" clears a field. " +
       "`targetUrl` changes the destination; `status` paused makes the short address answer 404 and archived 410. " +
-      `Returns the updated link. ${ERRORS}: not_found, invalid_input.`,
+      `Returns the updated link. With slug as a list (up to ${links.BULK_MAX}), makes the same changes to each of those links ` +
+      "and returns { results: [{ slug, ok, status: updated|failed, error }], updated, failed }; one link failing " +
+      `(not_found, invalid_input) does not stop the others. ${ERRORS}: not_found, invalid_input.`,
     input: UpdateLinkToolInput,
-    output: LinkObject,
+    output: UpdateLinkToolOutput,
     annotations: OVERWRITE,
     run: (deps, caller, args) => {
       const { slug, ...changes } = validate(UpdateLinkToolInput, args);
-      return links.updateLink(deps, caller, slug, changes);
+      return Array.isArray(slug) ? bulkUpdateLinks(deps, caller, { slugs: slug, changes }) : links.updateLink(deps, caller, slug, changes);
     },
   },
   {
@@ -210,14 +230,28 @@ export const LINK_TOOLS: LinkTool[] = [
   },
   {
     name: "get_link_stats",
-    title: "Get click statistics",
+    title: "Get click analytics",
     description:
-      "Click statistics of one of your short links: totalClicks, clicks by device, browser, country and A/B variant (keyed by position, \"0\" first), " +
-      `and last24h, 24 hourly buckets (oldest first, the last is the current hour). ${ERRORS}: not_found.`,
-    input: SlugInput,
-    output: LinkStats,
+      "Click analytics of one of your links (slug) or, without slug, of your whole account. Arguments (all optional): " +
+      "from and to (ISO 8601 dates or times; a date without offset is read in tz; default the last 30 days), interval " +
+      "(hour, day, week, month; at most 1,000 points), tz (IANA zone such as Europe/Berlin, default UTC), groupBy (one " +
+      `dimension: ${STATS_GROUPINGS.join(", ")}; link, tag and folder need no slug), filters (an object of dimension → list of ` +
+      "values, any of which matches; null matches unknown, e.g. { \"country\": [\"DE\"], \"device\": [\"mobile\"] }), bots " +
+      "(exclude by default, include or only) and limit (rows per breakdown, 1-100, default 10). Answers totals (clicks " +
+      "and unique visitors), a series per interval and breakdowns (top rows plus other). Examples: top referrers last " +
+      "week: { from: <date 7 days ago>, groupBy: \"referrer\" }; top links this month: { from: <1st of the month>, " +
+      "groupBy: \"link\" }. With a slug and no other argument it answers the original summary (totalClicks, byDevice, " +
+      `byBrowser, byCountry, byVariant, last24h). ${ERRORS}: not_found, invalid_range, too_many_points, unknown_dimension, ` +
+      "unknown_time_zone, invalid_parameter.",
+    input: StatsToolInput,
+    output: StatsToolOutput,
     annotations: READ,
-    run: (deps, caller, args) => getLinkStats(deps, caller, validate(SlugInput, args).slug),
+    run: (deps, caller, args) => {
+      const { slug, ...rest } = validate(StatsToolInput, args);
+      const query = statsToolQuery(rest);
+      if (slug === undefined) return getAccountAnalytics(deps, caller, query);
+      return getLinkStatsOrAnalytics(deps, caller, slug, query);
+    },
   },
   {
     name: "set_targeting_rules",

@@ -1,5 +1,5 @@
 /**
- * `npm run export -- --out FILE`: every account, API key (hashes only), link and click rollup of the configured
+ * `npm run export -- --out FILE`: every account, API key (hashes only), link and rollup cell of the configured
  * storage (embedded SQLite under DATA_DIR, or Postgres in scale mode) as JSON lines (see export-format.ts),
  * read from one consistent snapshot while the service keeps running.
  *
@@ -58,7 +58,7 @@ async function main(): Promise<number> {
   try {
     await store.migrate();
     const c = await exportTo(store, description, values.out);
-    console.log(`Exported ${c.account} accounts, ${c.apiKey} API keys, ${c.link} links and ${c.rollup} click rollups from ${description} to ${values.out}`);
+    console.log(`Exported ${c.account} accounts, ${c.apiKey} API keys, ${c.link} links and ${c.cell} click cells from ${description} to ${values.out}`);
     return 0;
   } finally {
     await hot.close();

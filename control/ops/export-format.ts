@@ -5,11 +5,13 @@
  *   {"type":"account","data":{…}}        accounts, then
  *   {"type":"apiKey","data":{…}}         API keys (SHA-256 hashes only, never a key), then
  *   {"type":"link","data":{…}}           links (every declared field, shared/link-fields.ts, hits included), then
- *   {"type":"rollup","data":{…}}         hourly click rollups
- *   {"type":"end","counts":{"account":n,"apiKey":n,"link":n,"rollup":n}}
+ *   {"type":"cell","data":{…}}           rollup cells (link, UTC hour, dimensions by name, bot, clicks, visitors)
+ *   {"type":"end","counts":{"account":n,"apiKey":n,"link":n,"cell":n}}
  *
- * The closing line lets import tell a complete file from a truncated one. Raw clicks and sessions are not
- * exported: statistics read rollups, and signing in again is cheap.
+ * The closing line lets import tell a complete file from a truncated one. Raw clicks, settled totals and
+ * sessions are not exported: statistics read cells (settleDays makes the settled totals again from them), the
+ * raw log is only kept for a while anyway, and signing in again is cheap. Files of earlier versions hold
+ * "rollup" records (four dimensions) instead of cells; they still import, as cells.
  */
 import { Type as T, type Static, type TSchema } from "@sinclair/typebox";
 import { TypeCompiler } from "@sinclair/typebox/compiler";
@@ -46,7 +48,13 @@ const Rollup = T.Object({
   variant: T.Union([T.Integer({ minimum: 0 }), T.Null()]), clicks: T.Integer({ minimum: 0 }),
 });
 
-const Counts = T.Object({ account: Millis, apiKey: Millis, link: Millis, rollup: Millis });
+const DimValues = T.Record(T.String({ maxLength: 64 }), T.Union([T.String({ maxLength: 1_000 }), T.Null()]));
+const Cell = T.Object({
+  linkId: Id, hour: Millis, dims: DimValues, bot: T.Boolean(), clicks: T.Integer({ minimum: 0 }), visitors: T.Integer({ minimum: 0 }),
+});
+
+/** Files of earlier versions count rollups and no cells; these count cells (and rollups 0). */
+const Counts = T.Object({ account: Millis, apiKey: Millis, link: Millis, cell: T.Optional(Millis), rollup: T.Optional(Millis) });
 
 const Header = T.Object({
   type: T.Literal("header"), format: T.Literal(EXPORT_FORMAT), version: T.Integer(), exportedAt: T.String(),
@@ -55,7 +63,7 @@ const Header = T.Object({
 const End = T.Object({ type: T.Literal("end"), counts: Counts });
 
 export type ExportHeader = Static<typeof Header>;
-export type ExportCounts = Static<typeof Counts>;
+export type ExportCounts = Required<Static<typeof Counts>>;
 
 const compile = <S extends TSchema>(s: S) => TypeCompiler.Compile(s);
 const checks = {
@@ -64,10 +72,13 @@ const checks = {
   account: compile(Account),
   apiKey: compile(ApiKey),
   link: compile(LinkRecordSchema),
+  cell: compile(Cell),
   rollup: compile(Rollup),
 };
 
-export const emptyCounts = (): ExportCounts => ({ account: 0, apiKey: 0, link: 0, rollup: 0 });
+const RECORD_CHECKS: Record<ExportRecordType, { Check(v: unknown): boolean; Errors(v: unknown): { First(): { path: string; message: string } | undefined } }> = checks;
+
+export const emptyCounts = (): ExportCounts => ({ account: 0, apiKey: 0, link: 0, cell: 0, rollup: 0 });
 
 export function headerLine(source: string, exportedAt: Date): string {
   const header: ExportHeader = { type: "header", format: EXPORT_FORMAT, version: EXPORT_VERSION, exportedAt: exportedAt.toISOString(), source };
@@ -76,6 +87,9 @@ export function headerLine(source: string, exportedAt: Date): string {
 
 export const recordLine = (r: ExportRecord): string => JSON.stringify(r);
 export const endLine = (counts: ExportCounts): string => JSON.stringify({ type: "end", counts });
+
+/** An end record's counts with what older files leave out as 0. */
+const allCounts = (c: Static<typeof Counts>): ExportCounts => ({ ...emptyCounts(), ...c });
 
 /** A problem with the file, naming the line. */
 export class ExportFileError extends Error {
@@ -107,12 +121,12 @@ export function parseLine(text: string, line: number): ParsedLine {
   }
   if (type === "end") {
     if (!checks.end.Check(value)) throw new ExportFileError(line, "malformed end record");
-    return { kind: "end", counts: value.counts };
+    return { kind: "end", counts: allCounts(value.counts) };
   }
-  if (type === "account" || type === "apiKey" || type === "link" || type === "rollup") {
+  if (typeof type === "string" && Object.hasOwn(RECORD_CHECKS, type)) {
     const given = (value as { data?: unknown }).data;
     const data = type === "link" ? withInitialValues(given) : given;
-    const check = checks[type as ExportRecordType];
+    const check = RECORD_CHECKS[type as ExportRecordType];
     if (!check.Check(data)) {
       const first = check.Errors(data).First();
       throw new ExportFileError(line, `invalid ${type} record${first ? ` at ${first.path || "/"}: ${first.message}` : ""}`);

@@ -87,8 +87,8 @@ async function main(): Promise<number> {
     await store.migrate();
     const { inserted: i, skipped: s } = await importFrom(store, path);
     console.log(
-      `Imported into ${description}: ${i.account} accounts, ${i.apiKey} API keys, ${i.link} links, ${i.rollup} click rollups` +
-        ` (already present or without owner, skipped: ${s.account} accounts, ${s.apiKey} API keys, ${s.link} links, ${s.rollup} click rollups)`,
+      `Imported into ${description}: ${i.account} accounts, ${i.apiKey} API keys, ${i.link} links, ${i.cell} click cells` +
+        ` (already present or without owner, skipped: ${s.account} accounts, ${s.apiKey} API keys, ${s.link} links, ${s.cell} click cells)`,
     );
     return 0;
   } finally {

@@ -1,147 +1,242 @@
 /**
- * The raw click log as both Store adapters keep it: one row per batch and link, holding that batch's clicks
- * of the link as JSON columns, beside the hourly rollup cells the batch adds. A row per click made the raw log
- * the dearest part of recording a click (Postgres: about 5 µs of backend CPU per click, mostly the row and its
- * index entry; SQLite: about 2.7 µs on the writer thread); a row per batch costs a few µs per row instead.
- * A batch is the unit of delivery (a stream entry, a writer-thread message), so it is also the unit that makes
- * a redelivery harmless: a (link, batch) row written before is skipped, and so are its rollup cells.
+ * What both Store adapters do to a delivered batch of clicks before writing it, and how they read it back:
+ * - the raw click log row: ONE row per batch, every link's clicks in it as JSON columns (link ids interned);
+ * - the rollup cells it adds: summed here per (link, UTC hour, dims key, bot), so the database writes a row per
+ *   cell and per link, never per click (a row costs Postgres about 4-6 µs of CPU; docs/analytics.md);
+ * - the settled totals a cell adds to once its day is settled (settledRows: a late click, an import), per day,
+ *   ISO week and month for the dimensions.
  *
- * Row data: `{"ts":[…],"country":[…],"device":[…],"browser":[…],"os":[…],"referrer":[…],"variant":[…]}`, one
- * entry per click in the order the clicks were served; null for an unknown country, referrer or variant.
+ * Row data: `{"links":[id…],"link":[i…],"ts":[…],"bot":[0|1…],"firstVisit":[0|1…],"referrerUrl":[…],
+ * "dims":{"country":[…],…}}`, one entry per click in the order served; a dimension missing from a row (written
+ * before it existed) reads as null, and so do `link` (all 0), `bot` and `firstVisit` (all 0) when absent.
  */
-import type { StoredClick } from "../ports.ts";
-import { NO_COUNTRY, NO_VARIANT, hourStart } from "./link-store-support.ts";
+import { DIMENSION_NAMES, decodeDims, encodeDims, type ClickDims, type Dimension } from "../clicks/dimensions.ts";
+import { grainStart, SETTLED_GRAINS, type ClickCell, type SettledGrain, type SettledTotal, type StoredClick } from "../ports.ts";
+import { hourStart } from "./link-store-support.ts";
 
-/** One rollup cell a batch adds: its clicks of a link in one hour with one device, browser, country and variant. */
-export interface RollupCell {
-  hour: number;
-  device: string;
-  browser: string;
-  /** NO_COUNTRY / NO_VARIANT for none: rollup key columns cannot be NULL. */
-  country: string;
-  variant: number;
-  clicks: number;
-}
+export const DAY_MS = 86_400_000;
+/** Start of the UTC day containing `ts` (epoch ms). */
+export const dayStart = (ts: number): number => Math.floor(ts / DAY_MS) * DAY_MS;
 
-/** One row of the raw click log, with the rollup cells it adds once written. */
+/** One row of the raw click log: a whole delivered batch. */
 export interface ClickLogRow {
-  linkId: string;
   batch: string;
   firstTs: number;
   lastTs: number;
   clicks: number;
   data: string;
-  cells: RollupCell[];
 }
 
-interface Columns {
-  ts: number[];
-  country: (string | null)[];
-  device: string[];
-  browser: string[];
-  os: string[];
-  referrer: (string | null)[];
-  variant: (number | null)[];
+/** The clicks of a call grouped by batch, in first-seen order (a call may carry several batches). */
+export function byBatch(clicks: StoredClick[]): Map<string, StoredClick[]> {
+  const out = new Map<string, StoredClick[]>();
+  let last: StoredClick[] | undefined;
+  let lastBatch: string | undefined;
+  for (const c of clicks) {
+    if (c.batch !== lastBatch) {
+      lastBatch = c.batch;
+      last = out.get(c.batch);
+      if (last === undefined) out.set(c.batch, (last = []));
+    }
+    last!.push(c);
+  }
+  return out;
 }
 
-interface Group {
+/** The log row of one batch's clicks. */
+export function clickLogRow(batch: string, clicks: StoredClick[]): ClickLogRow {
+  const links: string[] = [];
+  const index = new Map<string, number>();
+  const link: number[] = [], ts: number[] = [], bot: number[] = [], firstVisit: number[] = [];
+  const referrerUrl: (string | null)[] = [];
+  const dims = Object.fromEntries(DIMENSION_NAMES.map((d) => [d, [] as (string | null)[]])) as Record<Dimension, (string | null)[]>;
+  let firstTs = Infinity, lastTs = -Infinity;
+  for (const c of clicks) {
+    let i = index.get(c.linkId);
+    if (i === undefined) index.set(c.linkId, (i = links.push(c.linkId) - 1));
+    link.push(i);
+    ts.push(c.ts);
+    if (c.ts < firstTs) firstTs = c.ts;
+    if (c.ts > lastTs) lastTs = c.ts;
+    bot.push(c.bot ? 1 : 0);
+    firstVisit.push(c.firstVisit ? 1 : 0);
+    referrerUrl.push(c.referrerUrl);
+    for (const d of DIMENSION_NAMES) dims[d].push(c.dims[d]);
+  }
+  const data = JSON.stringify({ links, link, ts, bot, firstVisit, referrerUrl, dims });
+  return { batch, firstTs, lastTs, clicks: clicks.length, data };
+}
+
+/** A rollup cell being summed: its dims as the encoded key the cell tables store. */
+export interface CellSum {
   linkId: string;
-  batch: string;
-  cols: Columns;
-  cells: Map<string, RollupCell>;
+  hour: number;
+  dims: string;
+  bot: boolean;
+  clicks: number;
+  visitors: number;
 }
 
 /**
- * Groups clicks into log rows, one per (batch, link), each with its rollup cells, in the order first seen.
- * A click usually shares its group and its cell with the click before it, so that is checked first: building a
- * string key per click for the lookups took 0.8 µs per click, more than the rest of writing it.
+ * The cells the clicks add, summed, in key order: one lock order for every Postgres writer (no deadlocks between
+ * consumers) and B-tree pages visited in order. A click usually shares its cell with the click before it (a batch
+ * of one busy link), so that is checked first, before building a key.
  */
-export function clickLogRows(clicks: StoredClick[]): ClickLogRow[] {
-  const groups = new Map<string, Group>();
-  let g: Group | undefined;
-  let cell: RollupCell | undefined;
+export function sumCells(clicks: Iterable<StoredClick>): CellSum[] {
+  const cells = new Map<string, CellSum>();
+  let cell: CellSum | undefined;
   for (const c of clicks) {
-    if (g === undefined || g.batch !== c.batch || g.linkId !== c.linkId) {
-      const key = `${c.batch}\u0001${c.linkId}`;
-      g = groups.get(key);
-      if (g === undefined) {
-        const cols: Columns = { ts: [], country: [], device: [], browser: [], os: [], referrer: [], variant: [] };
-        groups.set(key, (g = { linkId: c.linkId, batch: c.batch, cols, cells: new Map() }));
-      }
-      cell = undefined;
-    }
-    const { cols } = g;
-    cols.ts.push(c.ts);
-    cols.country.push(c.country);
-    cols.device.push(c.device);
-    cols.browser.push(c.browser);
-    cols.os.push(c.os);
-    cols.referrer.push(c.referrer);
-    cols.variant.push(c.variant);
     const hour = hourStart(c.ts);
-    const country = c.country ?? NO_COUNTRY;
-    const variant = c.variant ?? NO_VARIANT;
-    if (
-      cell !== undefined && cell.hour === hour && cell.device === c.device && cell.browser === c.browser &&
-      cell.country === country && cell.variant === variant
-    ) {
-      cell.clicks++;
-      continue;
+    const dims = encodeDims(c.dims);
+    if (cell === undefined || cell.linkId !== c.linkId || cell.hour !== hour || cell.bot !== c.bot || cell.dims !== dims) {
+      const key = `${c.linkId}\u0002${hour}\u0002${c.bot ? 1 : 0}\u0002${dims}`;
+      cell = cells.get(key);
+      if (cell === undefined) cells.set(key, (cell = { linkId: c.linkId, hour, dims, bot: c.bot, clicks: 0, visitors: 0 }));
     }
-    const cellKey = `${hour}\u0001${c.device}\u0001${c.browser}\u0001${country}\u0001${variant}`;
-    cell = g.cells.get(cellKey);
-    if (cell) cell.clicks++;
-    else g.cells.set(cellKey, (cell = { hour, device: c.device, browser: c.browser, country, variant, clicks: 1 }));
+    cell.clicks++;
+    if (c.firstVisit) cell.visitors++;
   }
-  const rows: ClickLogRow[] = [];
-  for (const { linkId, batch, cols, cells } of groups.values()) {
-    let firstTs = Infinity, lastTs = -Infinity;
-    for (const t of cols.ts) {
-      if (t < firstTs) firstTs = t;
-      if (t > lastTs) lastTs = t;
-    }
-    rows.push({ linkId, batch, firstTs, lastTs, clicks: cols.ts.length, data: JSON.stringify(cols), cells: [...cells.values()] });
-  }
-  return rows;
+  const keys = [...cells.keys()].sort();
+  return keys.map((k) => cells.get(k)!);
 }
 
-/** Adds up the cells of the given rows by (link, hour, device, browser, country, variant). */
-export function sumCells(rows: ClickLogRow[]): { linkId: string; cell: RollupCell }[] {
-  const sums = new Map<string, { linkId: string; cell: RollupCell }>();
-  for (const r of rows) {
-    for (const c of r.cells) {
-      const key = `${r.linkId}\u0001${c.hour}\u0001${c.device}\u0001${c.browser}\u0001${c.country}\u0001${c.variant}`;
-      const sum = sums.get(key);
-      if (sum) sum.cell.clicks += c.clicks;
-      else sums.set(key, { linkId: r.linkId, cell: { ...c } });
+/**
+ * Stored value of a settled row: dimension '' is the link's hourly total (its value ''), and value '' is null
+ * (unknown): no dimension value is ever '' (cleanDimValue), and key columns cannot be NULL.
+ */
+export const TOTAL_DIMENSION = "";
+export const NULL_VALUE = "";
+
+/** A settled row as stored (see TOTAL_DIMENSION, NULL_VALUE). */
+export interface SettledRow {
+  linkId: string;
+  dimension: string;
+  bucket: number;
+  value: string;
+  bot: boolean;
+  clicks: number;
+  visitors: number;
+}
+
+/** A settled row's stored dimension: the dimension's name for day rows, name/grain for week and month rows. */
+export const settledKey = (dimension: Dimension | null, grain: SettledGrain = "day"): string =>
+  dimension === null ? TOTAL_DIMENSION : grain === "day" ? dimension : `${dimension}/${grain}`;
+
+/** The grains a settled day's rows roll up into (SETTLED_GRAINS after day), each with its dimensions' stored keys. */
+const COARSE_KEYS = SETTLED_GRAINS.filter((g) => g !== "day").map((grain) => ({ grain, keys: DIMENSION_NAMES.map((d) => settledKey(d, grain)) }));
+export const HOUR_KEYS = DIMENSION_NAMES.map((d) => settledKey(d, "hour"));
+
+/**
+ * What cells add to the settled totals: per (link, UTC day, ISO week and month, dimension, value, bot), per
+ * (link, hour, bot), and for cells from `hourlyFrom` on (hours settled by settleHours) per (link, hour, dimension,
+ * value, bot) too. Weeks and months are summed from the day rows, far fewer than the cells.
+ */
+export function settledRows(cells: Iterable<CellSum>, hourlyFrom = Infinity): SettledRow[] {
+  const rows = new Map<string, SettledRow>();
+  const dayRows: [SettledRow, number][] = [];
+  const add = (linkId: string, dimension: string, bucket: number, value: string, c: { bot: boolean; clicks: number; visitors: number }) => {
+    const key = `${linkId}\u0002${dimension}\u0002${bucket}\u0002${c.bot ? 1 : 0}\u0002${value}`;
+    const row = rows.get(key);
+    if (row) {
+      row.clicks += c.clicks;
+      row.visitors += c.visitors;
+      return undefined;
     }
+    const made = { linkId, dimension, bucket, value, bot: c.bot, clicks: c.clicks, visitors: c.visitors };
+    rows.set(key, made);
+    return made;
+  };
+  for (const cell of cells) {
+    add(cell.linkId, TOTAL_DIMENSION, cell.hour, NULL_VALUE, cell);
+    const hourly = cell.hour >= hourlyFrom;
+    const day = dayStart(cell.hour);
+    const dims = decodeDims(cell.dims);
+    DIMENSION_NAMES.forEach((d, i) => {
+      const value = dims[d] ?? NULL_VALUE;
+      const made = add(cell.linkId, d, day, value, cell);
+      if (made) dayRows.push([made, i]);
+      if (hourly) add(cell.linkId, HOUR_KEYS[i]!, cell.hour, value, cell);
+    });
   }
-  return [...sums.values()];
+  for (const [row, i] of dayRows) {
+    for (const { grain, keys } of COARSE_KEYS) add(row.linkId, keys[i]!, grainStart(grain, row.bucket), row.value, row);
+  }
+  return [...rows.values()];
+}
+
+/** A stored cell row (either adapter's column types) as the port's ClickCell. */
+export function toClickCell(r: { link_id: string; hour: number | bigint; dims: string; bot: unknown; clicks: unknown; visitors: unknown }): ClickCell {
+  return {
+    linkId: r.link_id, hour: Number(r.hour), dims: decodeDims(r.dims), bot: Boolean(r.bot),
+    clicks: Number(r.clicks), visitors: Number(r.visitors),
+  };
+}
+
+/** A stored settled row as the port's SettledTotal. */
+export function toSettledTotal(r: {
+  link_id: string; dimension: string; bucket: number | bigint; value: string; bot: unknown; clicks: unknown; visitors: unknown;
+}): SettledTotal {
+  return {
+    linkId: r.link_id, dimension: r.dimension === TOTAL_DIMENSION ? null : (r.dimension.split("/")[0] as Dimension),
+    bucket: Number(r.bucket), value: r.value === NULL_VALUE ? null : r.value, bot: Boolean(r.bot),
+    clicks: Number(r.clicks), visitors: Number(r.visitors),
+  };
 }
 
 const isArrayOf = <T>(v: unknown, n: number, ok: (x: unknown) => x is T): v is T[] => Array.isArray(v) && v.length === n && v.every(ok);
 const isNumber = (x: unknown): x is number => typeof x === "number" && Number.isFinite(x);
-const isString = (x: unknown): x is string => typeof x === "string";
+const isFlag = (x: unknown): x is number => x === 0 || x === 1;
 const isStringOrNull = (x: unknown): x is string | null => x === null || typeof x === "string";
-const isVariant = (x: unknown): x is number | null => x === null || (Number.isInteger(x) && (x as number) >= 0);
+/** Rows moved from the per-link log (migration) kept the A/B variant as a number. */
+const isDimValue = (x: unknown): x is string | number | null => isStringOrNull(x) || (Number.isInteger(x) && (x as number) >= 0);
 
-/** The clicks of one log row; throws on data that is not a log row (a corrupt row must not pass as clicks). */
-export function parseClickLogRow(linkId: string, batch: string, data: string): StoredClick[] {
-  const cols = JSON.parse(data) as Partial<Record<keyof Columns, unknown>>;
-  const n = Array.isArray(cols?.ts) ? cols.ts.length : -1;
-  if (
-    !isArrayOf(cols.ts, n, isNumber) || !isArrayOf(cols.country, n, isStringOrNull) || !isArrayOf(cols.device, n, isString) ||
-    !isArrayOf(cols.browser, n, isString) || !isArrayOf(cols.os, n, isString) || !isArrayOf(cols.referrer, n, isStringOrNull) ||
-    !isArrayOf(cols.variant, n, isVariant)
-  ) {
-    throw new Error(`raw click row (${linkId}, ${batch}) is not in the click log format`);
-  }
-  const out = new Array<StoredClick>(n);
-  for (let i = 0; i < n; i++) {
-    out[i] = {
-      batch, linkId, ts: cols.ts[i]!, country: cols.country[i]!, device: cols.device[i]!, browser: cols.browser[i]!,
-      os: cols.os[i]!, referrer: cols.referrer[i]!, variant: cols.variant[i]!,
-    };
+interface RowData {
+  links: string[];
+  link: number[];
+  ts: number[];
+  bot: number[];
+  firstVisit: number[];
+  referrerUrl: (string | null)[];
+  dims: Partial<Record<string, (string | number | null)[]>>;
+}
+
+/** Reads a row's data, filling what older rows lack; throws on data that is not a log row. */
+function parseRowData(batch: string, data: string): RowData {
+  const raw = JSON.parse(data) as Partial<Record<keyof RowData, unknown>> | null;
+  const n = Array.isArray(raw?.ts) ? raw.ts.length : -1;
+  const zeros = () => new Array<number>(n).fill(0);
+  const r = { link: zeros(), bot: zeros(), firstVisit: zeros(), referrerUrl: new Array(n).fill(null), dims: {}, ...raw } as RowData;
+  const links = r.links;
+  const ok =
+    Array.isArray(links) && links.length > 0 && links.every((x) => typeof x === "string") && isArrayOf(r.ts, n, isNumber) &&
+    isArrayOf(r.link, n, (x): x is number => Number.isInteger(x) && (x as number) >= 0 && (x as number) < links.length) &&
+    isArrayOf(r.bot, n, isFlag) && isArrayOf(r.firstVisit, n, isFlag) && isArrayOf(r.referrerUrl, n, isStringOrNull) &&
+    typeof r.dims === "object" && r.dims !== null &&
+    DIMENSION_NAMES.every((d) => r.dims[d] === undefined || isArrayOf(r.dims[d], n, isDimValue));
+  if (!ok) throw new Error(`raw click log row ${batch} is not in the click log format`);
+  return r;
+}
+
+/**
+ * The clicks of one log row whose link is in `links` and ts in [from, to); throws on data that is not a log row
+ * (a corrupt row must not pass as clicks).
+ */
+export function parseClickLogRow(batch: string, data: string, links: Set<string>, from = -Infinity, to = Infinity): StoredClick[] {
+  const r = parseRowData(batch, data);
+  const wanted = r.links.map((id) => links.has(id));
+  const out: StoredClick[] = [];
+  for (let i = 0; i < r.ts.length; i++) {
+    const ts = r.ts[i]!;
+    if (!wanted[r.link[i]!] || ts < from || ts >= to) continue;
+    const dims = {} as ClickDims;
+    for (const d of DIMENSION_NAMES) {
+      const v = r.dims[d]?.[i] ?? null;
+      dims[d] = v === null ? null : String(v);
+    }
+    out.push({
+      batch, linkId: r.links[r.link[i]!]!, ts, dims, bot: r.bot[i] === 1, firstVisit: r.firstVisit[i] === 1,
+      referrerUrl: r.referrerUrl[i]!,
+    });
   }
   return out;
 }

@@ -1,10 +1,11 @@
 /**
  * Pieces both Store adapters share for export and import (`exportAll`, `importRecords`): how a batch is
- * split by record type, and the rollup sentinels mapped to and from the export's nulls.
+ * split by record type, and rollup cells to and from their export records (old files' rollups included).
  */
-import type { Account, ApiKeyRecord, ClickRollupRecord, ExportRecord, ImportResult } from "../ports.ts";
+import { cleanDimValue, DIMENSION_NAMES, encodeDims, type ClickDims } from "../clicks/dimensions.ts";
+import type { Account, ApiKeyRecord, ClickCellRecord, ClickRollupRecord, ExportRecord, ImportResult } from "../ports.ts";
 import type { LinkRecord } from "../link.ts";
-import { NO_COUNTRY, NO_VARIANT } from "./link-store-support.ts";
+import type { CellSum } from "./click-log.ts";
 
 /** Rows fetched per round trip while exporting. */
 export const EXPORT_PAGE = 500;
@@ -13,12 +14,27 @@ export interface SplitBatch {
   accounts: Account[];
   apiKeys: ApiKeyRecord[];
   links: LinkRecord[];
-  rollups: ClickRollupRecord[];
+  /** Cell records and old files' rollups, as the cells they write. */
+  cells: CellSum[];
+}
+
+/** An old file's rollup as the cell it is: the four dimensions it knew, no bots, no visitors counted. */
+function rollupCell(r: ClickRollupRecord): CellSum {
+  const dims = Object.fromEntries(DIMENSION_NAMES.map((d) => [d, null])) as ClickDims;
+  Object.assign(dims, { device: r.device, browser: r.browser, country: r.country, variant: r.variant === null ? null : String(r.variant) });
+  return recordCell({ linkId: r.linkId, hour: r.hour, dims, bot: false, clicks: r.clicks, visitors: 0 });
+}
+
+/** A cell record as the cell it writes (values cleaned as the drain cleans them; unknown dimensions dropped). */
+function recordCell(r: ClickCellRecord): CellSum {
+  const dims = {} as ClickDims;
+  for (const d of DIMENSION_NAMES) dims[d] = cleanDimValue(r.dims[d]);
+  return { linkId: r.linkId, hour: r.hour, dims: encodeDims(dims), bot: r.bot, clicks: r.clicks, visitors: r.visitors };
 }
 
 /** Groups a batch by type, keeping input order within each type (owners are written first). */
 export function splitBatch(batch: ExportRecord[]): SplitBatch {
-  const out: SplitBatch = { accounts: [], apiKeys: [], links: [], rollups: [] };
+  const out: SplitBatch = { accounts: [], apiKeys: [], links: [], cells: [] };
   for (const r of batch) {
     switch (r.type) {
       case "account":
@@ -30,8 +46,11 @@ export function splitBatch(batch: ExportRecord[]): SplitBatch {
       case "link":
         out.links.push(r.data);
         break;
+      case "cell":
+        out.cells.push(recordCell(r.data));
+        break;
       case "rollup":
-        out.rollups.push(r.data);
+        out.cells.push(rollupCell(r.data));
         break;
     }
   }
@@ -44,30 +63,7 @@ export function importResult(s: SplitBatch, inserted: Record<keyof SplitBatch, n
     account: of(inserted.accounts, s.accounts.length),
     apiKey: of(inserted.apiKeys, s.apiKeys.length),
     link: of(inserted.links, s.links.length),
-    rollup: of(inserted.rollups, s.rollups.length),
+    cell: of(inserted.cells, s.cells.length),
+    rollup: of(0, 0),
   };
 }
-
-/** A stored rollup row (sentinels for "unknown") as an export record (nulls). */
-export function rollupRecord(r: {
-  link_id: string;
-  hour: number;
-  device: string;
-  browser: string;
-  country: string;
-  variant: number;
-  clicks: number;
-}): ClickRollupRecord {
-  return {
-    linkId: r.link_id,
-    hour: Number(r.hour),
-    device: r.device,
-    browser: r.browser,
-    country: r.country === NO_COUNTRY ? null : r.country,
-    variant: Number(r.variant) === NO_VARIANT ? null : Number(r.variant),
-    clicks: Number(r.clicks),
-  };
-}
-
-export const storedCountry = (c: string | null): string => c ?? NO_COUNTRY;
-export const storedVariant = (v: number | null): number => v ?? NO_VARIANT;

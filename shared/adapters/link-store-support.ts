@@ -1,16 +1,16 @@
 /**
  * Pieces both Store adapters (SQLite, Postgres) share so they behave identically where the ports are
- * silent: the list cursor format, LIKE escaping, hour buckets and how grouped rollup rows become RollupStats.
+ * silent: the list cursor format, LIKE escaping, hour buckets and the old rollups' sentinels (read by import).
  */
 import { AppError } from "../errors.ts";
-import type { RollupStats, TagsAndFolders } from "../ports.ts";
+import type { TagsAndFolders } from "../ports.ts";
 
 export const HOUR_MS = 3_600_000;
 
 /** Start of the hour containing `ts` (epoch ms). */
 export const hourStart = (ts: number): number => Math.floor(ts / HOUR_MS) * HOUR_MS;
 
-/** Rollup key for "no country known" / "no A/B variant": primary key columns cannot be NULL. */
+/** The old rollups' (and old export files') key for "no country known" / "no A/B variant". */
 export const NO_COUNTRY = "";
 export const NO_VARIANT = -1;
 /** How an unknown country is reported in `byCountry`. */
@@ -62,35 +62,6 @@ export function decodeCursor(cursor: string | undefined): LinkCursor | null {
 /** `%q%` with LIKE wildcards in q taken literally (escape character: backslash). Lower-cased. */
 export function likeContains(q: string): string {
   return `%${q.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-}
-
-/** A row of click_totals: lifetime clicks of one link for one value of one dimension. */
-export interface TotalRow {
-  dimension: string;
-  value: string;
-  clicks: number | string | bigint;
-}
-
-/** Builds RollupStats from click_totals and click_hourly rows (reads whose size never grows with clicks). */
-export function foldTotals(rows: TotalRow[], hourly: { hour: number; clicks: number }[]): RollupStats {
-  const groups: Record<string, Map<string, number>> = { device: new Map(), browser: new Map(), country: new Map(), variant: new Map() };
-  for (const r of rows) {
-    const n = Number(r.clicks);
-    if (n === 0) continue;
-    if (r.dimension === "variant" && Number(r.value) < 0) continue;
-    const key = r.dimension === "country" && r.value === NO_COUNTRY ? UNKNOWN_COUNTRY_KEY : r.value;
-    groups[r.dimension]?.set(key, n);
-  }
-  let total = 0;
-  for (const n of groups.device.values()) total += n;
-  return {
-    total,
-    byDevice: Object.fromEntries(groups.device),
-    byBrowser: Object.fromEntries(groups.browser),
-    byCountry: Object.fromEntries(groups.country),
-    byVariant: Object.fromEntries(groups.variant),
-    hourly: hourly.map((h) => ({ hour: Number(h.hour), clicks: Number(h.clicks) })).filter((h) => h.clicks > 0),
-  };
 }
 
 /**

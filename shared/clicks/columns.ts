@@ -8,8 +8,12 @@
  */
 import type { ClickEvent } from "../ports.ts";
 
-/** Per click, STRIDE int32 slots: indexes into `strings` (-1: null) and the A/B variant (-1: none). */
-const LINK = 0, UA = 1, IP = 2, COUNTRY = 3, REFERRER = 4, VARIANT = 5, STRIDE = 6;
+/**
+ * Per click, STRIDE number slots: indexes into `strings` (-1: null), the A/B variant and matched rule (-1: none),
+ * and 1 when it came through a QR code (0 otherwise). Versions 2 and 3 had the first six (STRIDE_V3).
+ */
+const LINK = 0, UA = 1, IP = 2, COUNTRY = 3, REFERRER = 4, VARIANT = 5, RULE = 6, QR = 7, STRIDE = 8;
+const STRIDE_V3 = 6;
 
 /** Writes the events' numbers into `dt` (ms after `t0`) and `fields` (plain arrays, for JSON); returns the strings. */
 function fillColumns(events: ClickEvent[], t0: number, dt: number[], fields: number[]): string[] {
@@ -35,6 +39,8 @@ function fillColumns(events: ClickEvent[], t0: number, dt: number[], fields: num
     fields[o + COUNTRY] = intern(e.country);
     fields[o + REFERRER] = intern(e.referrer);
     fields[o + VARIANT] = e.variant ?? -1;
+    fields[o + RULE] = e.rule ?? -1;
+    fields[o + QR] = e.qr ? 1 : 0;
   }
   return strings;
 }
@@ -51,18 +57,19 @@ export interface PackedClicks {
   /** Per click, PACKED_STRINGS lengths: id, link id, User-Agent, address, country, referrer. */
   lengths: Int32Array;
   ts: Float64Array;
-  /** The A/B variant per click, -1 for none. */
-  variants: Int32Array;
+  /** Per click, PACKED_NUMBERS numbers: the A/B variant and the matched rule (-1: none), 1 for a QR code's click. */
+  numbers: Int32Array;
 }
 
 const PACKED_STRINGS = 6;
+const PACKED_NUMBERS = 3;
 
 export function packClicks(events: ClickEvent[]): { packed: PackedClicks; transfer: ArrayBuffer[] } {
   const n = events.length;
   const parts: string[] = [];
   const lengths = new Int32Array(n * PACKED_STRINGS);
   const ts = new Float64Array(n);
-  const variants = new Int32Array(n);
+  const numbers = new Int32Array(n * PACKED_NUMBERS);
   let k = 0;
   const put = (s: string | null) => {
     if (s === null) lengths[k++] = -1;
@@ -74,7 +81,9 @@ export function packClicks(events: ClickEvent[]): { packed: PackedClicks; transf
   for (let i = 0; i < n; i++) {
     const e = events[i]!;
     ts[i] = e.ts;
-    variants[i] = e.variant ?? -1;
+    numbers[i * PACKED_NUMBERS] = e.variant ?? -1;
+    numbers[i * PACKED_NUMBERS + 1] = e.rule ?? -1;
+    numbers[i * PACKED_NUMBERS + 2] = e.qr ? 1 : 0;
     put(e.id);
     put(e.linkId);
     put(e.ua);
@@ -82,7 +91,7 @@ export function packClicks(events: ClickEvent[]): { packed: PackedClicks; transf
     put(e.country);
     put(e.referrer);
   }
-  return { packed: { text: parts.join(""), lengths, ts, variants }, transfer: [lengths.buffer, ts.buffer, variants.buffer] };
+  return { packed: { text: parts.join(""), lengths, ts, numbers }, transfer: [lengths.buffer, ts.buffer, numbers.buffer] };
 }
 
 export function unpackClicks(p: PackedClicks): ClickEvent[] {
@@ -97,19 +106,24 @@ export function unpackClicks(p: PackedClicks): ClickEvent[] {
   };
   for (let i = 0; i < n; i++) {
     const id = take()!, linkId = take()!, ua = take() ?? "", ip = take(), country = take(), referrer = take();
-    const variant = p.variants[i]!;
-    out[i] = { id, linkId, ts: p.ts[i]!, ua, ip, country, referrer, variant: variant < 0 ? null : variant };
+    const variant = p.numbers[i * PACKED_NUMBERS]!, rule = p.numbers[i * PACKED_NUMBERS + 1]!;
+    out[i] = {
+      id, linkId, ts: p.ts[i]!, ua, ip, country, referrer,
+      variant: variant < 0 ? null : variant, rule: rule < 0 ? null : rule, qr: p.numbers[i * PACKED_NUMBERS + 2] === 1,
+    };
   }
   return out;
 }
 
 /**
- * Marks the column form of a stream entry body (an array is the older form: one object per event). Version 3
- * leaves out click ids, which nothing read after the store began keeping clicks per batch (the entry is the
- * batch), and gives times as ms after the first: about 40% less to write, store and parse than version 2,
- * which is still read so that a rolling deploy loses nothing.
+ * Marks the column form of a stream entry body (an array is the older form: one object per event). Version 4
+ * adds the matched rule and the QR flag to each click's numbers. Version 3 left out click ids, which nothing read
+ * after the store began keeping clicks per batch (the entry is the batch), and gave times as ms after the first:
+ * about 40% less to write, store and parse than version 2. Versions 3 and 2 are still read (their clicks have no
+ * rule and did not come through a QR code), so that a rolling deploy loses nothing.
  */
-const JSON_VERSION = 3;
+const JSON_VERSION = 4;
+const JSON_VERSION_NO_RULE = 3;
 const JSON_VERSION_WITH_IDS = 2;
 
 /** A batch as the JSON body of one stream entry. */
@@ -122,12 +136,15 @@ export function clicksToJson(events: ClickEvent[]): string {
   return JSON.stringify({ v: JSON_VERSION, t0, dt, f, s });
 }
 
+/** A variant or rule slot: an index, or -1 for none. */
+const isSlot = (v: unknown): v is number => Number.isInteger(v) && (v as number) >= -1;
+
 const isStringArray = (v: unknown): v is string[] => Array.isArray(v) && v.every((x) => typeof x === "string");
 
-/** The click times of a body: version 3's offsets from t0, or version 2's times with its ids; undefined if neither. */
+/** The click times of a body: versions 4 and 3's offsets from t0, or version 2's times with its ids; undefined if none. */
 function timesOf(body: Record<string, unknown>): number[] | undefined {
   const { v, t0, dt, ts, ids } = body;
-  if (v === JSON_VERSION) {
+  if (v === JSON_VERSION || v === JSON_VERSION_NO_RULE) {
     if (typeof t0 !== "number" || !Number.isFinite(t0) || !Array.isArray(dt)) return undefined;
     const out = new Array<number>(dt.length);
     for (let i = 0; i < dt.length; i++) {
@@ -143,7 +160,7 @@ function timesOf(body: Record<string, unknown>): number[] | undefined {
 }
 
 /**
- * The events of a stream entry body written by clicksToJson (version 3, or 2), or undefined when it is not one or
+ * The events of a stream entry body written by clicksToJson (version 4, or 3 or 2), or undefined when it is not one or
  * does not hold together (unknown version, columns of different lengths, an index outside the string table):
  * such an entry is skipped, never allowed to throw in the consumer. Validated and decoded in one pass (the
  * consumer reads every click this way). Each event's id is `<entryId>:<index>`: the entry is the batch.
@@ -155,19 +172,21 @@ export function clicksFromJson(body: unknown, entryId: string): ClickEvent[] | u
   const ts = timesOf(b);
   if (ts === undefined || !isStringArray(s) || !Array.isArray(f)) return undefined;
   const n = ts.length;
-  if (f.length !== n * STRIDE) return undefined;
+  const stride = b.v === JSON_VERSION ? STRIDE : STRIDE_V3;
+  if (f.length !== n * stride) return undefined;
   const index = (i: unknown): i is number => Number.isInteger(i) && (i as number) >= -1 && (i as number) < s.length;
   const str = (i: number) => (i < 0 ? null : s[i]!);
   const out = new Array<ClickEvent>(n);
   for (let i = 0; i < n; i++) {
-    const o = i * STRIDE;
+    const o = i * stride;
     const link: unknown = f[o + LINK], ua: unknown = f[o + UA], ip: unknown = f[o + IP];
     const country: unknown = f[o + COUNTRY], referrer: unknown = f[o + REFERRER], variant: unknown = f[o + VARIANT];
+    const rule: unknown = stride === STRIDE ? f[o + RULE] : -1, qr: unknown = stride === STRIDE ? f[o + QR] : 0;
     if (!index(link) || link < 0 || !index(ua) || !index(ip) || !index(country) || !index(referrer)) return undefined;
-    if (!Number.isInteger(variant) || (variant as number) < -1) return undefined;
+    if (!isSlot(variant) || !isSlot(rule) || (qr !== 0 && qr !== 1)) return undefined;
     out[i] = {
       id: `${entryId}:${i}`, linkId: s[link]!, ts: ts[i]!, ua: str(ua) ?? "", ip: str(ip), country: str(country), referrer: str(referrer),
-      variant: (variant as number) < 0 ? null : (variant as number),
+      variant: variant < 0 ? null : variant, rule: rule < 0 ? null : rule, qr: qr === 1,
     };
   }
   return out;

@@ -1,6 +1,7 @@
 /** The administration role of the store: schema, connection lifecycle, readiness, export and import. */
 import type { LinkRecord } from "../link.ts";
 import type { Account } from "./accounts.ts";
+import type { ClickCell } from "./clicks.ts";
 import type { ApiKeyRecord } from "./keys.ts";
 
 export interface AdminStore {
@@ -20,8 +21,9 @@ export interface AdminStore {
   /** Whether any account exists (start-up says how to create the first key only when none does). */
   hasAccounts(): Promise<boolean>;
   /**
-   * Every account, API key (hashes only), link and click rollup, in that order (owners before what they own),
-   * from one consistent snapshot. Sessions and raw clicks are not exported. For `npm run export`.
+   * Every account, API key (hashes only), link and rollup cell, in that order (owners before what they own),
+   * from one consistent snapshot. Sessions, raw clicks and settled totals (settleDays makes them again from the
+   * cells) are not exported. For `npm run export`.
    */
   exportAll(): AsyncIterable<ExportRecord>;
   /**
@@ -33,7 +35,13 @@ export interface AdminStore {
   importRecords(batch: ExportRecord[]): Promise<ImportResult>;
 }
 
-/** One hourly rollup cell as exported: `country` null = unknown, `variant` null = no A/B variant. */
+/** One rollup cell as exported: the port's ClickCell, its dimensions by name (null: unknown). */
+export type ClickCellRecord = ClickCell;
+
+/**
+ * One hourly rollup as files written before rollup cells held it (export files of earlier versions): imported
+ * as a cell, `country` null = unknown, `variant` null = no A/B variant. Never exported any more.
+ */
 export interface ClickRollupRecord {
   linkId: string;
   /** Start of the hour, epoch ms. */
@@ -50,9 +58,13 @@ export type ExportRecord =
   | { type: "account"; data: Account }
   | { type: "apiKey"; data: ApiKeyRecord }
   | { type: "link"; data: LinkRecord }
+  | { type: "cell"; data: ClickCellRecord }
   | { type: "rollup"; data: ClickRollupRecord };
 
 export type ExportRecordType = ExportRecord["type"];
 
-/** Per record type, how many were written and how many skipped (already present or owner missing). */
+/**
+ * Per record type, how many were written and how many skipped (already present or owner missing). An old file's
+ * rollups are written as cells and counted under `cell`.
+ */
 export type ImportResult = Record<ExportRecordType, { inserted: number; skipped: number }>;

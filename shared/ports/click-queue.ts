@@ -12,12 +12,16 @@ export interface ClickEvent {
   ts: number;
   /** Raw User-Agent (at most 512 characters); parsed off the hot path. */
   ua: string;
-  /** Client address, used only to look up the country; never stored. */
+  /** Client address, used to look up the country (region, city) and to hash the visitor (VisitorLedger); never stored. */
   ip: string | null;
   /** Country when the hot path already knew it (trusted header or a country rule). */
   country: string | null;
   referrer: string | null;
   variant: number | null;
+  /** Index of the redirect rule that matched, null when none did. */
+  rule: number | null;
+  /** Arrived through a QR code clink made (its address carried QR_MARKER, shared/clicks/dimensions.ts). */
+  qr: boolean;
 }
 
 export interface QueuedClick {

@@ -1,40 +1,129 @@
-/** The clicks-and-stats role of the store: raw clicks as the consumer writes them, and the rollups read back. */
+/**
+ * The clicks-and-stats role of the store: the raw click log as the drain writes it, the rollup cells stats are
+ * answered from, and the settled totals that keep a busy link's long-range stats as cheap as a quiet one's.
+ *
+ * Three layers, each derived from the one before and each idempotent per delivered batch:
+ * - the raw click log: one row per delivered batch (every link of it), JSON columns; kept CLICK_RETENTION_DAYS;
+ * - rollup cells: per link and UTC hour, one per distinct combination of dimensions and bot flag, with the
+ *   clicks and first visits (unique visitors) it holds; kept for ever;
+ * - settled totals, built once a UTC day is over (settleDays): per link and day (and ISO week, and month), one row
+ *   per dimension value, and per link and hour, the link's total. A query without filters reads these for whole settled days and
+ *   cells only for the rest, so its cost follows days × values, not clicks.
+ */
+import type { ClickDims, Dimension } from "../clicks/dimensions.ts";
 
-/** A click as written to storage: the address is already reduced to a country, never stored raw. */
+/** A click as written to storage: the address is reduced to a country (and region, city), never stored raw. */
 export interface StoredClick {
   /**
    * The delivery it came in (a stream entry, a writer-thread batch): delivered, redelivered and written whole,
-   * so it is what makes a redelivery harmless. A store keeps each batch's clicks of a link once.
+   * so it is what makes a redelivery harmless. A store keeps each batch once.
    */
   batch: string;
   linkId: string;
   ts: number;
-  country: string | null;
-  device: string;
-  browser: string;
-  os: string;
-  referrer: string | null;
-  /** Index of the A/B variant served, null when none. */
-  variant: number | null;
+  dims: ClickDims;
+  /** A crawler, link-preview fetcher or script (isbot). */
+  bot: boolean;
+  /** The visitor's first counted click on this link in its UTC day (a visitor is a keyed hash, see VisitorLedger). */
+  firstVisit: boolean;
+  /** The referring page's whole address (at most 1,024 characters), for the raw log and exports; dims.referrer is its host. */
+  referrerUrl: string | null;
 }
 
-export interface RollupStats {
-  total: number;
-  byDevice: Record<string, number>;
-  byBrowser: Record<string, number>;
-  byCountry: Record<string, number>;
-  byVariant: Record<string, number>;
-  /** Clicks per hour (hour start in epoch ms) since `fromHour`; hours without clicks are absent. */
-  hourly: { hour: number; clicks: number }[];
+/** The clicks of one link in one UTC hour with one combination of dimensions and bot flag. */
+export interface ClickCell {
+  linkId: string;
+  /** Start of the UTC hour, epoch ms. */
+  hour: number;
+  dims: ClickDims;
+  bot: boolean;
+  clicks: number;
+  /** First visits among them: summed, they are the unique visitors of any set of cells (visitors are per link and day). */
+  visitors: number;
 }
+
+/**
+ * How much time a settled row of a dimension covers: a UTC day, or the settled days of an ISO week (Monday first)
+ * or calendar month, UTC. A query covers a range's whole months and weeks with their rows and only its edges with
+ * day rows, so a 90-day breakdown reads about a dozen buckets' values, not 90 days'.
+ */
+export const SETTLED_GRAINS = ["day", "week", "month"] as const;
+/**
+ * "hour": a dimension's rows per hour of the day after the settled days, made by settleHours every few minutes
+ * and replaced by that day's rows once it is settled, so today's part of a range reads hours × values, not cells.
+ */
+export type SettledGrain = (typeof SETTLED_GRAINS)[number] | "hour";
+
+const HOUR_MS = 3_600_000;
+const DAY_MS = 24 * HOUR_MS;
+
+/** The start of the `grain` bucket holding the UTC day (hour, for "hour") that starts at `day` (epoch day 0 was a Thursday). */
+export function grainStart(grain: SettledGrain, day: number): number {
+  if (grain === "day" || grain === "hour") return day;
+  if (grain === "week") return day - ((((Math.floor(day / DAY_MS) + 3) % 7) + 7) % 7) * DAY_MS;
+  const d = new Date(day);
+  return Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1);
+}
+
+/** The start of the `grain` bucket after the one starting at `start`. */
+export function grainNext(grain: SettledGrain, start: number): number {
+  if (grain === "hour") return start + HOUR_MS;
+  if (grain !== "month") return start + (grain === "day" ? 1 : 7) * DAY_MS;
+  const d = new Date(start);
+  return Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1);
+}
+
+/**
+ * A settled total. `dimension` null: the link's whole total in the hour starting at `bucket`. Otherwise the
+ * link's clicks with `dimension` = `value` in the day, week or month (SettledGrain) starting at `bucket`.
+ */
+export interface SettledTotal {
+  linkId: string;
+  dimension: Dimension | null;
+  bucket: number;
+  value: string | null;
+  bot: boolean;
+  clicks: number;
+  visitors: number;
+}
+
+/** Whose clicks a read covers: one link, or every link of an account. */
+export type ClickScope = { linkId: string } | { accountId: string };
 
 export interface ClickStore {
   /**
-   * Raw clicks, hourly rollups and link hit counts in one transaction. Idempotent per (batch, link): a batch written before is
-   * skipped whole, so every click of a batch must come in the same call. Clicks of unknown links are dropped.
+   * Raw log, cells, settled totals of already settled days (a late click), and link hit counts, in one
+   * transaction. Idempotent per batch: a batch written before is skipped whole, so every click of a batch must
+   * come in the same call. Clicks of unknown links are dropped.
    */
   recordClicks(clicks: StoredClick[]): Promise<void>;
-  /** A link's raw clicks, batch by batch, oldest first (streamed: a link may have millions). */
-  rawClicks(linkId: string): AsyncIterable<StoredClick>;
-  getStats(linkId: string, fromHour: number): Promise<RollupStats>;
+  /** The scope's cells in UTC hours [fromHour, toHour), in no particular order (streamed). */
+  readCells(scope: ClickScope, fromHour: number, toHour: number): AsyncIterable<ClickCell>;
+  /**
+   * The scope's settled totals of `dimension` (null: hourly link totals) with bucket in [from, to) (streamed); a
+   * dimension's rows of `grain` (day unless given).
+   */
+  readSettled(scope: ClickScope, dimension: Dimension | null, from: number, to: number, grain?: SettledGrain): AsyncIterable<SettledTotal>;
+  /** The start of the first UTC day not settled yet (0 before anything is settled). */
+  settledBefore(): Promise<number>;
+  /**
+   * The start of the first hour whose cells are not in the settled totals: settledBefore, or an hour of the day
+   * after it once settleHours settled hours of that day.
+   */
+  settledHoursBefore(): Promise<number>;
+  /**
+   * Settles the whole hours before `before` of the first day not settled yet (none before anything is settled)
+   * into hourly rows per dimension value and the link's hourly totals; answers the new settledHoursBefore.
+   * settleDays replaces that day's hourly dimension rows with its day rows. Safe to run from several processes.
+   */
+  settleHours(before: number): Promise<number>;
+  /**
+   * Settles every whole UTC day before `before` (a day start) not settled yet, from its cells; answers the new
+   * settledBefore. Safe to run from several processes at once.
+   */
+  settleDays(before: number): Promise<number>;
+  /** The scope's raw clicks with ts in [from, to), batch by batch, oldest batch first (streamed: there may be millions). */
+  readClickLog(scope: ClickScope, from: number, to: number): AsyncIterable<StoredClick>;
+  /** Deletes raw log batches whose newest click is older than `before`; answers how many clicks went. */
+  pruneClickLog(before: number): Promise<number>;
 }

@@ -5,7 +5,9 @@
 import type { AccountStore } from "./accounts.ts";
 import type { AdminStore } from "./admin.ts";
 import type { ClickStore } from "./clicks.ts";
+import type { ImportStore } from "./imports.ts";
+import type { EventWebhookStore } from "./event-webhooks.ts";
 import type { KeyStore } from "./keys.ts";
 import type { LinkStore } from "./links.ts";
 
-export type Store = AccountStore & KeyStore & LinkStore & ClickStore & AdminStore;
+export type Store = AccountStore & KeyStore & LinkStore & ClickStore & AdminStore & EventWebhookStore & ImportStore;

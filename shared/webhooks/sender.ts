@@ -95,7 +95,7 @@ export interface WebhookSender {
   pending(): number;
 }
 
-type Outcome = { result: "delivered" } | { result: "failed" | "refused"; failure: string };
+export type Outcome = { result: "delivered" } | { result: "failed" | "refused"; failure: string };
 
 const USER_AGENT = "clink-webhooks/1";
 
@@ -138,7 +138,7 @@ function failureOf(e: unknown, signal: AbortSignal, timeoutMs: number): string {
   return typeof code === "string" && /^[A-Za-z0-9_]{1,64}$/.test(code) ? `could not connect (${code})` : "could not connect";
 }
 
-async function deliver(job: WebhookJob, body: string, opts: WebhookSenderOptions, timeoutMs: number): Promise<Outcome> {
+export async function deliver(job: WebhookJob, body: string, opts: WebhookSenderOptions, timeoutMs: number): Promise<Outcome> {
   const signal = AbortSignal.timeout(timeoutMs);
   try {
     const check = await beforeDeadline(checkWebhookTarget(job.url, opts.allowPrivate, opts.resolve), signal);

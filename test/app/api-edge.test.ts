@@ -146,7 +146,10 @@ describe("routes, documents and hostile input", () => {
     const doc = await jsonOf(res);
     expect(doc.openapi).toMatch(/^3\./);
     expect(doc.servers).toEqual([{ url: BASE_URL }]);
-    expect(Object.keys(doc.paths).sort()).toEqual(["/api/v1/bulk", "/api/v1/links", "/api/v1/links/{slug}", "/api/v1/links/{slug}/stats"]);
+    expect(Object.keys(doc.paths).sort()).toEqual([
+      "/api/v1/bulk", "/api/v1/clicks.csv", "/api/v1/imports", "/api/v1/imports/{id}", "/api/v1/links", "/api/v1/links/bulk", "/api/v1/links/bulk-delete", "/api/v1/links/export", "/api/v1/links/{slug}", "/api/v1/links/{slug}/clicks.csv", "/api/v1/links/{slug}/qr", "/api/v1/links/{slug}/stats", "/api/v1/stats",
+      "/api/v1/webhooks", "/api/v1/webhooks/{id}", "/api/v1/webhooks/{id}/deliveries", "/api/v1/webhooks/{id}/deliveries/{deliveryId}/retry",
+    ]);
     expect(Object.keys(doc.paths["/api/v1/links/{slug}"]).sort()).toEqual(["delete", "get", "patch"]);
     const create = doc.paths["/api/v1/links"].post;
     expect(create.requestBody.content["application/json"].schema.required).toEqual(["url"]);

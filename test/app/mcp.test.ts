@@ -157,6 +157,26 @@ describe("tools", () => {
     expect((await ok(b.client, "bulk_create_links", { links: [{ url: "https://example.com/x", slug: "mcp-isolated" }] })).results[0].error.code).toBe("slug_taken");
     expect(await rest("/api/v1/links/mcp-isolated")).toEqual(original);
   });
+
+  test("get_link_stats takes the REST stats parameters as typed arguments, account-wide without a slug, with the same codes", async () => {
+    const { tools } = await a.client.listTools();
+    const stats = tools.find((t) => t.name === "get_link_stats")!;
+    expect(stats.description).toContain("top referrers last week");
+    expect(stats.inputSchema.required ?? []).not.toContain("slug");
+    await ok(a.client, "create_link", { url: "https://example.com/stats", slug: "mcp-stats", tags: ["mcp"] });
+    const args = { from: "2030-01-08", interval: "day", tz: "Europe/Berlin", groupBy: "referrer", filters: { country: ["DE", null], device: ["mobile"] }, bots: "include", limit: 5 };
+    const query = "from=2030-01-08&interval=day&tz=Europe/Berlin&groupBy=referrer&country=DE,(none)&device=mobile&bots=include&limit=5";
+    expect(await ok(a.client, "get_link_stats", { slug: "mcp-stats", ...args })).toEqual(await rest(`/api/v1/links/mcp-stats/stats?${query}`));
+    const account = await ok(a.client, "get_link_stats", { groupBy: "tag", from: "2030-01-14" });
+    expect(account).toEqual(await rest("/api/v1/stats?groupBy=tag&from=2030-01-14"));
+    expect(account.slug).toBeUndefined();
+    for (const [bad, code] of [
+      [{ from: "last week" }, "invalid_range"], [{ from: "0001-01-01" }, "too_many_points"], [{ tz: "Mars/Olympus" }, "unknown_time_zone"],
+      [{ slug: "mcp-stats", groupBy: "tag" }, "unknown_dimension"], [{ groupBy: "colour" }, "invalid_input"], [{ filters: { colour: ["red"] } }, "invalid_input"],
+    ] as const) {
+      expect((await problem(a.client, "get_link_stats", bad)).code).toBe(code);
+    }
+  });
 });
 
 describe("raw JSON-RPC and sessions", () => {

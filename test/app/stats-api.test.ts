@@ -1,5 +1,6 @@
 /** GET /api/v1/links/{slug}/stats through the Elysia app in process (§3.4), over clicks written to the real store. */
 import { afterAll, beforeAll, expect, test } from "bun:test";
+import { DIMENSION_NAMES, type ClickDims } from "../../shared/clicks/dimensions.ts";
 import type { StoredClick } from "../../shared/ports.ts";
 import { jsonOf, problemOf, START_TIME, startControlPlane, type InProcessControlPlane } from "../helpers/in-process.ts";
 
@@ -10,8 +11,11 @@ const CURRENT_HOUR = START_TIME - (START_TIME % HOUR);
 let cp: InProcessControlPlane;
 let key: string;
 
-function click(linkId: string, ts: number, fields: Partial<StoredClick> = {}): StoredClick {
-  return { batch: "b1", linkId, ts, country: "US", device: "desktop", browser: "Chrome", os: "Windows", referrer: null, variant: null, ...fields };
+type ClickFields = Partial<Pick<ClickDims, "country" | "device" | "browser" | "variant">>;
+
+function click(linkId: string, ts: number, fields: ClickFields = {}): StoredClick {
+  const dims = { ...(Object.fromEntries(DIMENSION_NAMES.map((d) => [d, null])) as ClickDims), country: "US", device: "desktop", browser: "Chrome", os: "Windows", ...fields };
+  return { batch: "b1", linkId, ts, dims, bot: false, firstVisit: true, referrerUrl: null };
 }
 
 beforeAll(async () => {
@@ -21,8 +25,8 @@ beforeAll(async () => {
   await cp.request("POST", "/api/v1/links", { key, json: { url: "https://example.com/q", slug: "quiet-link" } });
   const { id } = (await cp.deps.store.getLink(cp.deps.config.defaultDomain, "stats-link"))!;
   await cp.deps.store.recordClicks([
-    click(id, START_TIME - 1000, { device: "mobile", browser: "Safari", country: "DE", variant: 0 }),
-    click(id, START_TIME - 2000, { device: "mobile", browser: "Safari", country: "DE", variant: 1 }),
+    click(id, START_TIME - 1000, { device: "mobile", browser: "Safari", country: "DE", variant: "0" }),
+    click(id, START_TIME - 2000, { device: "mobile", browser: "Safari", country: "DE", variant: "1" }),
     click(id, CURRENT_HOUR - 1, { country: null }), // the previous hour's last millisecond
     click(id, CURRENT_HOUR - 23 * HOUR), // the oldest hour shown
     click(id, CURRENT_HOUR - 24 * HOUR), // counted in the totals, outside the 24 hours

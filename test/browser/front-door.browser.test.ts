@@ -7,39 +7,20 @@
  * input suggests the account's tags after those already typed.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdirSync, readFileSync } from "node:fs";
-import { createRequire } from "node:module";
+import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
 import { api, createKey, REPO_ROOT, startServer, type TestServer } from "../helpers/server.ts";
+import { axeProblems, CHROMIUM_ARGS } from "../helpers/browser.ts";
 import { chromiumExecutable } from "../setup/chromium.ts";
 
-const ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run", "--disable-component-update", "--disable-sync"];
 const SCREENSHOTS = join(REPO_ROOT, ".tmp/screenshots");
-const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
 /** A long address, which the phone header must shorten rather than let it push the links aside. */
 const EMAIL = "someone.with.a.rather.long.address@example-company.com";
 const PASSWORD = "a good long password";
 const SIZES = { desktop: { width: 1280, height: 800 }, phone: { width: 390, height: 844 } } as const;
 type Size = keyof typeof SIZES;
 const STEP_MS = 90_000;
-
-interface AxeViolation { id: string; impact: string | null; help: string; nodes: { target: string[] }[] }
-
-/**
- * axe-core's serious and critical violations on the page as it stands. The script is evaluated through the
- * DevTools protocol, which the page's CSP (script-src 'self') does not govern, so the CSP stays on.
- */
-async function axeProblems(page: Page): Promise<string[]> {
-  if (!(await page.evaluate(() => "axe" in window))) await page.evaluate(AXE_SOURCE);
-  const violations = await page.evaluate(async () => {
-    const axe = (window as unknown as { axe: { run(ctx: Document, o: object): Promise<{ violations: AxeViolation[] }> } }).axe;
-    return (await axe.run(document, { resultTypes: ["violations"] })).violations;
-  });
-  return violations
-    .filter((v) => v.impact === "serious" || v.impact === "critical")
-    .map((v) => `${v.id} (${v.impact}): ${v.help} at ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`);
-}
 
 /**
  * Page problems a test should never see: script dialogs, CSP violations and other console errors. The pages
@@ -88,7 +69,7 @@ describe("the dashboard's front door in chromium", () => {
     const executablePath = chromiumExecutable();
     mkdirSync(SCREENSHOTS, { recursive: true });
     server = await startServer();
-    browser = await chromium.launch({ executablePath, args: ARGS });
+    browser = await chromium.launch({ executablePath, args: CHROMIUM_ARGS });
     for (const size of Object.keys(SIZES) as Size[]) {
       const phone = size === "phone";
       contexts[size] = await browser.newContext({ viewport: SIZES[size], deviceScaleFactor: phone ? 2 : 1, isMobile: phone, hasTouch: phone });

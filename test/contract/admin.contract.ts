@@ -1,14 +1,15 @@
 /** Store contract, administration role (AdminStore): lifecycle, readiness, export and import. */
 import { beforeAll, describe, expect, test } from "bun:test";
-import type { ApiKeyRecord, ExportRecord, Store } from "../../shared/ports.ts";
-import { click, DOMAIN, fullLinkFor, HOUR, linkFor, rejectionOf, type StoreContext, T0, uid } from "./store-harness.ts";
+import type { ApiKeyRecord, ClickCellRecord, ExportRecord, Store } from "../../shared/ports.ts";
+import { click, collect, DOMAIN, fullLinkFor, HOUR, linkFor, NO_DIMS, rejectionOf, type StoreContext, T0, uid } from "./store-harness.ts";
 
 export function runAdminContract(ctx: StoreContext): void {
   let store: Store;
   beforeAll(() => {
     store = ctx.store;
   });
-  const { open, newAccount, insertOk } = ctx;
+  const { open, newAccount, insertOk, clicksOf } = ctx;
+  const cellsOf = (linkId: string) => collect(ctx.store.readCells({ linkId }, 0, Number.MAX_SAFE_INTEGER));
 
   describe("lifecycle", () => {
     test("migrate() again on a migrated database is a no-op", async () => {
@@ -59,9 +60,9 @@ export function runAdminContract(ctx: StoreContext): void {
       const link = fullLinkFor(accountId, { hits: 0 });
       await insertOk([link]);
       await store.recordClicks([
-        click(link.id, { ts: T0 + 1, country: "US", variant: 0 }),
-        click(link.id, { ts: T0 + 2, country: "US", variant: 0 }),
-        click(link.id, { ts: T0 + HOUR, country: null, variant: null, device: "mobile", browser: "Safari" }),
+        click(link.id, { ts: T0 + 1, dims: { country: "US", variant: "0", city: `Quote "and, comma"` }, firstVisit: true }),
+        click(link.id, { ts: T0 + 2, dims: { country: "US", variant: "0", city: `Quote "and, comma"` } }),
+        click(link.id, { ts: T0 + HOUR, dims: { country: null, device: "mobile", browser: "Safari" }, bot: true }),
       ]);
       return { accountId, key, link: (await store.getLinkById(link.id))! };
     }
@@ -93,10 +94,10 @@ export function runAdminContract(ctx: StoreContext): void {
       expect(await store.hasAccounts()).toBe(true);
     });
 
-    test("exportAll yields every account, key, link and rollup with every field, owners first", async () => {
+    test("exportAll yields every account, key, link and rollup cell with every field, owners first", async () => {
       const { accountId, key, link } = await populated();
       const records = await exportAll();
-      const order = ["account", "apiKey", "link", "rollup"];
+      const order = ["account", "apiKey", "link", "cell"];
       const ranks = records.map((r) => order.indexOf(r.type));
       expect(ranks).toEqual([...ranks].sort((a, b) => a - b));
 
@@ -104,13 +105,14 @@ export function runAdminContract(ctx: StoreContext): void {
       expect(records).toContainEqual({ type: "apiKey", data: key });
       expect(records).toContainEqual({ type: "link", data: link });
       expect(link.hits).toBe(3);
-      const rollups = records.filter((r) => r.type === "rollup" && r.data.linkId === link.id).map((r) => r.data);
-      expect(rollups).toHaveLength(2);
-      expect(rollups).toContainEqual({
-        linkId: link.id, hour: T0, device: "desktop", browser: "Chrome", country: "US", variant: 0, clicks: 2,
+      const cells = records.filter((r) => r.type === "cell" && r.data.linkId === link.id).map((r) => r.data);
+      expect(cells).toHaveLength(2);
+      const dims = click(link.id).dims;
+      expect(cells).toContainEqual({
+        linkId: link.id, hour: T0, dims: { ...dims, variant: "0", city: `Quote "and, comma"` }, bot: false, clicks: 2, visitors: 1,
       });
-      expect(rollups).toContainEqual({
-        linkId: link.id, hour: T0 + HOUR, device: "mobile", browser: "Safari", country: null, variant: null, clicks: 1,
+      expect(cells).toContainEqual({
+        linkId: link.id, hour: T0 + HOUR, dims: { ...dims, country: null, device: "mobile", browser: "Safari" }, bot: true, clicks: 1, visitors: 0,
       });
     });
 
@@ -121,31 +123,35 @@ export function runAdminContract(ctx: StoreContext): void {
         lastUsedAt: null, revokedAt: T0 + 9,
       };
       const link = fullLinkFor(account.id, { hits: 3, tags: ["moved", "twice"] });
+      const cell: ClickCellRecord = {
+        linkId: link.id, hour: T0, dims: { ...NO_DIMS, country: "US", os: "iOS", referrer: "t.co", variant: "1", via: "qr" },
+        bot: false, clicks: 2, visitors: 2,
+      };
       const batch: ExportRecord[] = [
         { type: "account", data: account },
         { type: "apiKey", data: key },
         { type: "link", data: link },
-        { type: "rollup", data: { linkId: link.id, hour: T0, device: "desktop", browser: "Chrome", country: "US", variant: 1, clicks: 2 } },
-        { type: "rollup", data: { linkId: link.id, hour: T0 + HOUR, device: "mobile", browser: "Safari", country: null, variant: null, clicks: 1 } },
+        { type: "cell", data: cell },
+        // An export file of an earlier version holds four-dimension rollups: imported as cells.
+        { type: "rollup", data: { linkId: link.id, hour: T0 + HOUR, device: "mobile", browser: "Safari", country: null, variant: 1, clicks: 1 } },
       ];
       const all = (inserted: number, skipped: number) => ({ inserted, skipped });
       expect(await store.importRecords(batch)).toEqual({
-        account: all(1, 0), apiKey: all(1, 0), link: all(1, 0), rollup: all(2, 0),
+        account: all(1, 0), apiKey: all(1, 0), link: all(1, 0), cell: all(2, 0), rollup: all(0, 0),
       });
 
       expect(await store.getAccount(account.id)).toEqual({ ...account, email: account.email.toLowerCase() });
       expect(await store.findApiKeyByHash(key.keyHash)).toEqual(key);
       expect(await store.getLinkById(link.id)).toEqual(link);
       expect((await store.listLinks(account.id, { limit: 10, tag: "twice" })).links.map((l) => l.id)).toEqual([link.id]);
-      const stats = await store.getStats(link.id, 0);
-      expect(stats.total).toBe(3);
-      expect(stats.byCountry).toEqual({ US: 2, unknown: 1 });
-      expect(stats.byVariant).toEqual({ "1": 2 });
+      const rolled = { ...NO_DIMS, device: "mobile", browser: "Safari", variant: "1" };
+      const cells = await cellsOf(link.id);
+      expect(cells.sort((a, b) => a.hour - b.hour)).toEqual([cell, { linkId: link.id, hour: T0 + HOUR, dims: rolled, bot: false, clicks: 1, visitors: 0 }]);
 
       expect(await store.importRecords(batch)).toEqual({
-        account: all(0, 1), apiKey: all(0, 1), link: all(0, 1), rollup: all(0, 2),
+        account: all(0, 1), apiKey: all(0, 1), link: all(0, 1), cell: all(0, 2), rollup: all(0, 0),
       });
-      expect((await store.getStats(link.id, 0)).total).toBe(3);
+      expect(await clicksOf(link.id)).toBe(3);
       expect((await store.getLinkById(link.id))?.hits).toBe(3);
     });
 
@@ -164,21 +170,22 @@ export function runAdminContract(ctx: StoreContext): void {
         { type: "apiKey", data: orphanKey },
         { type: "link", data: sameSlug },
         { type: "link", data: fresh },
-        { type: "rollup", data: { linkId: sameSlug.id, hour: T0, device: "desktop", browser: "Chrome", country: "US", variant: null, clicks: 5 } },
-        { type: "rollup", data: { linkId: fresh.id, hour: T0, device: "desktop", browser: "Chrome", country: "US", variant: null, clicks: 4 } },
+        { type: "cell", data: { linkId: sameSlug.id, hour: T0, dims: NO_DIMS, bot: false, clicks: 5, visitors: 0 } },
+        { type: "cell", data: { linkId: fresh.id, hour: T0, dims: NO_DIMS, bot: true, clicks: 4, visitors: 0 } },
       ]);
       expect(result).toEqual({
         account: { inserted: 0, skipped: 1 },
         apiKey: { inserted: 0, skipped: 1 },
         link: { inserted: 1, skipped: 1 },
-        rollup: { inserted: 1, skipped: 1 },
+        cell: { inserted: 1, skipped: 1 },
+        rollup: { inserted: 0, skipped: 0 },
       });
       expect(await store.getAccount(clash.id)).toBeNull();
       expect(await store.findApiKeyByHash(orphanKey.keyHash)).toBeNull();
       expect(await store.getLink(DOMAIN, existing.slug)).toEqual(existing);
       expect(await store.getLinkById(fresh.id)).toEqual(fresh);
-      expect((await store.getStats(fresh.id, 0)).total).toBe(4);
-      expect((await store.getStats(existing.id, 0)).total).toBe(3);
+      expect(await clicksOf(fresh.id)).toBe(4);
+      expect(await clicksOf(existing.id)).toBe(3);
     });
 
     test("an export in progress does not block writes to the same database", async () => {

@@ -1,16 +1,19 @@
 /**
  * The click drain loop (control/clicks/drain.ts) that both the scale-mode consumer and the embedded writer thread
  * run, on a real Redis stream and on the memory queue: how it sizes its store batches (a pause after a partial
- * read lets the next one fill up), how it looks up countries (once per distinct address per read), how it isolates
- * a batch the store refuses and retries a store that is down. The sink records what it is given: the loop, not
- * the store, is under test here.
+ * read lets the next one fill up), how it looks up places (once per distinct address, remembered across reads), how it marks first
+ * visits (once per link, visitor and day, forgotten again when a write fails), how it isolates a batch the store
+ * refuses and retries a store that is down. The sink records what it is given: the loop, not the store, is under
+ * test here.
  */
 import { afterAll, afterEach, describe, expect, test } from "bun:test";
-import { Redis } from "ioredis";
 import { ClickDrain, type ClickDrainOptions, type ClickSink } from "../../control/clicks/drain.ts";
-import { batchCountryLookup } from "../../control/clicks/convert.ts";
+import { batchLookups } from "../../control/clicks/convert.ts";
 import { MemoryClickQueue } from "../../shared/adapters/memory/click-queue.ts";
+import { MemoryVisitorLedger } from "../../shared/adapters/memory/visitors.ts";
+import { NOWHERE } from "../../shared/facts/geo.ts";
 import { createRedisHotState } from "../../shared/adapters/redis/hot-state.ts";
+import { deleteKeys } from "../helpers/redis-keys.ts";
 import type { ClickEvent, ClickQueue, StoredClick } from "../../shared/ports.ts";
 
 const url = process.env.REDIS_URL_TEST || process.env.REDIS_URL || "redis://127.0.0.1:6379";
@@ -19,8 +22,8 @@ const open: { queue: ClickQueue & { close?: () => Promise<void> }; drain: ClickD
 
 const T = 1_893_499_200_000;
 /** Click `i` is served at T + i, which tells the stored clicks apart (a StoredClick keeps no click id). */
-function click(i: number, ip = "8.8.8.8"): ClickEvent {
-  return { id: `t-${i}`, linkId: "L1", ts: T + i, ua: "Mozilla/5.0", ip, country: null, referrer: null, variant: null };
+function click(i: number, ip = "8.8.8.8", linkId = "L1"): ClickEvent {
+  return { id: `t-${i}`, linkId, ts: T + i, ua: "Mozilla/5.0", ip, country: null, referrer: null, variant: null, rule: null, qr: false };
 }
 
 const queues: { name: string; open: () => Promise<ClickQueue & { close?: () => Promise<void> }> }[] = [
@@ -44,7 +47,7 @@ async function setUp(openQueue: () => Promise<ClickQueue>, policy: Policy, o: Pa
   const batches: StoredClick[][] = [];
   const { sink = { recordClicks: async (c: StoredClick[]) => void batches.push(c) }, ...options } = o;
   const drain = new ClickDrain(queue, sink, {
-    consumerName: "c1", countryLookup: null, ...options,
+    consumerName: "c1", placeLookup: null, visitors: new MemoryVisitorLedger(), ...options,
     policy: { idleMs: 20, retryFirstMs: 20, retryMaxMs: 100, ...policy },
   });
   open.push({ queue, drain });
@@ -66,14 +69,7 @@ afterEach(async () => {
   }
 });
 
-afterAll(async () => {
-  const admin = new Redis(url, { maxRetriesPerRequest: 1 });
-  for (const p of prefixes) {
-    const keys = await admin.keys(`${p}:*`);
-    if (keys.length) await admin.del(...keys);
-  }
-  admin.disconnect();
-});
+afterAll(() => deleteKeys(prefixes, url));
 
 for (const q of queues) {
   describe(`ClickDrain on the ${q.name} queue`, () => {
@@ -101,15 +97,47 @@ for (const q of queues) {
       expect([...Map.groupBy(batches.flat(), (c) => c.batch).values()].map((b) => b.length)).toEqual([64, 64, 64, 64]);
     });
 
-    test("looks up each distinct address once per read", async () => {
+    test("looks up each distinct address once, across reads", async () => {
       const asked: string[] = [];
-      const countryLookup = (ip: string) => (asked.push(ip), ip === "8.8.8.8" ? "US" : "DE");
-      const { queue, drain, batches } = await setUp(q.open, { batchSize: 100, lingerMs: 10 }, { countryLookup });
+      const placeLookup = (ip: string) => (asked.push(ip), { country: ip === "8.8.8.8" ? "US" : "DE", region: null, city: null });
+      const { queue, drain, batches } = await setUp(q.open, { batchSize: 100, lingerMs: 10 }, { placeLookup });
       await queue.enqueueClicks([click(1), click(2), click(3, "1.1.1.1"), click(4), click(5, "1.1.1.1")]);
       drain.start();
       await until(() => batches.flat().length === 5);
-      expect(batches.flat().map((c) => c.country)).toEqual(["US", "US", "DE", "US", "DE"]);
-      expect(asked.sort()).toEqual(["1.1.1.1", "8.8.8.8"]);
+      await queue.enqueueClicks([click(6, "1.1.1.1"), click(7, "3.3.3.3"), click(8)]);
+      await until(() => batches.flat().length === 8);
+      expect(batches.length).toBe(2);
+      expect(batches.flat().map((c) => c.dims.country)).toEqual(["US", "US", "DE", "US", "DE", "DE", "DE", "US"]);
+      expect(asked.sort()).toEqual(["1.1.1.1", "3.3.3.3", "8.8.8.8"]);
+    });
+
+    test("marks a first visit once per (link, visitor, UTC day), across batches", async () => {
+      const { queue, drain, batches } = await setUp(q.open, { batchSize: 100, lingerMs: 10 });
+      const nextDay = (c: ClickEvent) => ({ ...c, ts: c.ts + 86_400_000 });
+      // Visitor A twice on L1 and once on L2, visitor B (another address) on L1; then a second batch.
+      await queue.enqueueClicks([click(1), click(2), click(3, "8.8.8.8", "L2"), click(4, "1.1.1.1")]);
+      drain.start();
+      await until(() => batches.flat().length === 4);
+      await queue.enqueueClicks([click(5), click(6, "1.1.1.1"), click(7, "9.9.9.9"), nextDay(click(8))]);
+      await until(() => batches.flat().length === 8);
+      const first = batches.flat().map((c) => [c.ts - T, c.firstVisit]);
+      expect(first).toEqual([[1, true], [2, false], [3, true], [4, true], [5, false], [6, false], [7, true], [86_400_008, true]]);
+    });
+
+    test("a write that fails forgets the read's first visits, so the retry marks them again", async () => {
+      let failures = 1;
+      const written: StoredClick[][] = [];
+      const sink = {
+        recordClicks: async (c: StoredClick[]) => {
+          if (failures-- > 0) throw new Error("connection refused");
+          written.push(c);
+        },
+      };
+      const { queue, drain } = await setUp(q.open, { batchSize: 100, lingerMs: 10 }, { sink });
+      await queue.enqueueClicks([click(1), click(2, "1.1.1.1"), click(3)]);
+      drain.start();
+      await until(() => written.length === 1);
+      expect(written[0]!.map((c) => c.firstVisit)).toEqual([true, true, false]);
     });
 
     test("a batch the store refuses: the read's other batches are written, the refused one counted and acknowledged", async () => {
@@ -194,12 +222,22 @@ describe("ClickDrain notified by its producer (the writer thread's queue)", () =
   });
 });
 
-describe("batchCountryLookup", () => {
-  test("memoises per instance, including addresses without a country", () => {
+describe("batchLookups", () => {
+  test("memoises per instance, including addresses without a place and referrers without a host", () => {
     let calls = 0;
-    const lookup = batchCountryLookup((ip) => (calls++, ip === "10.0.0.1" ? null : "FR"))!;
-    expect([lookup("10.0.0.1"), lookup("10.0.0.1"), lookup("2.2.2.2"), lookup("2.2.2.2")]).toEqual([null, null, "FR", "FR"]);
+    const fr = { country: "FR", region: null, city: null };
+    const { place } = batchLookups((ip) => (calls++, ip === "10.0.0.1" ? NOWHERE : fr));
+    expect([place!("10.0.0.1"), place!("10.0.0.1"), place!("2.2.2.2"), place!("2.2.2.2")]).toEqual([NOWHERE, NOWHERE, fr, fr]);
     expect(calls).toBe(2);
-    expect(batchCountryLookup(null)).toBeNull();
+    expect(batchLookups(null).place).toBeNull();
+    const { referrerHost } = batchLookups(null);
+    expect([referrerHost("about:blank"), referrerHost("about:blank"), referrerHost("https://A.example/x")]).toEqual([null, null, "a.example"]);
+  });
+
+  test("forgets everything once it remembers its maximum of distinct keys, then remembers again", () => {
+    const asked: string[] = [];
+    const { place } = batchLookups((ip) => (asked.push(ip), NOWHERE), 2);
+    for (const ip of ["a", "b", "a", "b", "c", "a", "c", "a"]) place!(ip);
+    expect(asked).toEqual(["a", "b", "c", "a"]);
   });
 });

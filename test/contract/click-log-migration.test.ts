@@ -1,8 +1,10 @@
 /**
- * The upgrade to raw clicks kept per batch (SQLite migration 4, Postgres migration 5), from a database written
- * before the clicks' key changed (SQLite 2, Postgres 3): every click stored before is still there with all its
- * fields (one log row per link and minute), the old table is gone, new batches are counted, and a deleted link's
- * raw clicks still go with it. Run against a real SQLite file and a real Postgres schema.
+ * The raw click log through both of its upgrades, from a database written before the clicks' key changed
+ * (SQLite 2, Postgres 3): per-row clicks became per-(batch, link) rows (SQLite 4, Postgres 5), and those became
+ * rows of the per-batch log (SQLite 11, Postgres 14), named <batch>:<link>. Every click stored before is still
+ * there with every field it had (the referrer as referrerUrl; no bot or first visit; dimensions not recorded then
+ * null), the old tables are gone, new batches are counted once, and a deleted link's raw clicks are not read.
+ * Run against a real SQLite file and a real Postgres schema.
  */
 import { Database } from "bun:sqlite";
 import { afterAll, describe, expect, test } from "bun:test";
@@ -15,6 +17,7 @@ import { POSTGRES_MIGRATIONS, applyPostgresMigrations } from "../../shared/adapt
 import { SqliteStore } from "../../shared/adapters/sqlite/store.ts";
 import { SQLITE_MIGRATIONS, applySqliteMigrations } from "../../shared/adapters/sqlite/migrations.ts";
 import type { Store, StoredClick } from "../../shared/ports.ts";
+import { click, collect, NO_DIMS } from "./store-harness.ts";
 
 const MINUTE = 60_000;
 const T = Date.parse("2026-01-01T10:00:00Z");
@@ -29,38 +32,34 @@ const OLD_CLICKS = [
 ].join(", ");
 const INSERT_OLD = `INSERT INTO clicks (id, link_id, ts, country, device, browser, os, referrer, variant) VALUES ${OLD_CLICKS}`;
 
-const old = (batch: string, ts: number, country: string | null, device: string, browser: string, os: string, referrer: string | null, variant: number | null): StoredClick =>
-  ({ batch, linkId: "l1", ts, country, device, browser, os, referrer, variant });
+const old = (batch: string, ts: number, country: string | null, device: string, browser: string, os: string, referrerUrl: string | null, variant: string | null): StoredClick =>
+  ({ batch, linkId: "l1", ts, dims: { ...NO_DIMS, country, device, browser, os, variant }, bot: false, firstVisit: false, referrerUrl });
 
-async function rawClicksOf(store: Store, linkId: string): Promise<StoredClick[]> {
-  const out: StoredClick[] = [];
-  for await (const c of store.rawClicks(linkId)) out.push(c);
-  return out;
-}
+const rawClicksOf = (store: Store, linkId: string) => collect(store.readClickLog({ linkId }, 0, Number.MAX_SAFE_INTEGER));
 
 /** What must hold after the upgrade, through the store; `tables` lists the click tables left. */
 async function checkUpgraded(store: Store, tables: () => Promise<string[]>) {
-  expect(await tables()).toEqual(["click_batches"]);
+  expect(await tables()).toEqual(["click_cells", "click_log", "click_settle_state", "click_settled"]);
   expect(await rawClicksOf(store, "l1")).toEqual([
-    old(`minute:${T}`, T + 1_000, "US", "mobile", "Safari", "iOS", "https://ref.example/x", 1),
-    old(`minute:${T}`, T + 2_000, null, "desktop", "Chrome", "Linux", null, null),
-    old(`minute:${T + MINUTE}`, T + MINUTE + 5, "DE", "tablet", "Firefox", "Android", null, 0),
+    old(`minute:${T}:l1`, T + 1_000, "US", "mobile", "Safari", "iOS", "https://ref.example/x", "1"),
+    old(`minute:${T}:l1`, T + 2_000, null, "desktop", "Chrome", "Linux", null, null),
+    old(`minute:${T + MINUTE}:l1`, T + MINUTE + 5, "DE", "tablet", "Firefox", "Android", null, "0"),
   ]);
-  const fresh: StoredClick = { ...old("b-new", T + 2 * MINUTE, "US", "desktop", "Chrome", "Linux", null, null) };
+  const fresh = click("l1", { batch: "b-new", ts: T + 2 * MINUTE });
   await store.recordClicks([fresh]);
   await store.recordClicks([fresh]); // redelivered: once
   expect((await store.getLinkById("l1"))?.hits).toBe(1); // hits were 0 in the hand-made rows
   expect((await rawClicksOf(store, "l1")).length).toBe(4);
   await store.deleteLink("l1");
   expect(await rawClicksOf(store, "l1")).toEqual([]);
-  expect((await rawClicksOf(store, "l2")).map((c) => c.browser)).toEqual(["Edge"]);
+  expect((await rawClicksOf(store, "l2")).map((c) => c.dims.browser)).toEqual(["Edge"]);
 }
 
-describe("raw clicks kept per batch", () => {
+describe("raw clicks kept per batch, all links of a batch in one row", () => {
   const dir = mkdtempSync(join(tmpdir(), "clink-click-log-"));
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-  test("SQLite: migrations 3 and 4 carry the clicks stored per row into the per-batch log", async () => {
+  test("SQLite: migrations 3, 4 and 11 carry the clicks stored per row into the per-batch log", async () => {
     const file = join(dir, "v2.sqlite");
     const db = new Database(file);
     applySqliteMigrations(db, SQLITE_MIGRATIONS.filter((m) => m.version <= 2));
@@ -75,7 +74,7 @@ describe("raw clicks kept per batch", () => {
       const read = new Database(file, { readonly: true });
       try {
         await checkUpgraded(store, async () =>
-          read.query<{ name: string }, []>("SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'click%' AND name NOT LIKE 'click_rollups' AND name NOT IN ('click_hourly', 'click_totals') ORDER BY name").all().map((r) => r.name),
+          read.query<{ name: string }, []>("SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'click%' ORDER BY name").all().map((r) => r.name),
         );
       } finally {
         read.close();
@@ -85,7 +84,7 @@ describe("raw clicks kept per batch", () => {
     }
   });
 
-  test("Postgres: migrations 4 and 5 carry the clicks stored per row into the per-batch log", async () => {
+  test("Postgres: migrations 4, 5 and 14 carry the clicks stored per row into the per-batch log", async () => {
     const url = process.env.DATABASE_URL_TEST ?? process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
     const schema = `t_${crypto.randomUUID().replace(/-/g, "").slice(0, 16)}`;
     const sql = postgres(url, { max: 1, onnotice: () => {}, connection: { search_path: schema } });
@@ -101,8 +100,7 @@ describe("raw clicks kept per batch", () => {
       await store.migrate();
       await checkUpgraded(store, async () =>
         (await sql<{ tablename: string }[]>`
-          SELECT tablename FROM pg_tables WHERE schemaname = ${schema} AND tablename LIKE 'click%'
-            AND tablename NOT IN ('click_rollups', 'click_hourly', 'click_totals') ORDER BY tablename`).map((r) => r.tablename),
+          SELECT tablename FROM pg_tables WHERE schemaname = ${schema} AND tablename LIKE 'click%' ORDER BY tablename`).map((r) => r.tablename),
       );
     } finally {
       await store?.close();

@@ -18,7 +18,7 @@ describe("ClickQueue contract: memory (the writer thread's)", () => {
 });
 
 function click(id: string): ClickEvent {
-  return { id, linkId: "L1", ts: 1, ua: "", ip: null, country: null, referrer: null, variant: null };
+  return { id, linkId: "L1", ts: 1, ua: "", ip: null, country: null, referrer: null, variant: null, rule: null, qr: false };
 }
 
 describe("memory click queue limit", () => {

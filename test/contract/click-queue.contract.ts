@@ -22,6 +22,8 @@ function click(n: number): ClickEvent {
     country: n % 2 ? null : "FR",
     referrer: null,
     variant: n % 3 === 0 ? 1 : null,
+    rule: n % 4 === 0 ? 2 : null,
+    qr: n % 5 === 0,
   };
 }
 

@@ -8,7 +8,10 @@ import postgres from "postgres";
 import { PostgresStore } from "../../shared/adapters/postgres/store.ts";
 import { AppError } from "../../shared/errors.ts";
 import { newLinkRecord, type LinkRecord } from "../../shared/link.ts";
+import { click, collect } from "./store-harness.ts";
 import { runStoreContract } from "./store.contract.ts";
+
+const DAY = 86_400_000;
 
 const url = process.env.DATABASE_URL_TEST ?? process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
 const redacted = url.replace(/\/\/([^:@/]+):[^@/]*@/, "//$1:***@");
@@ -98,57 +101,35 @@ describe("PostgresStore specifics", () => {
   });
 });
 
-describe("Postgres: stats totals", () => {
-  test("rollups written by a session with another search_path still feed the totals stats read", async () => {
-    const schema = newSchema();
-    const store = await openOnSchema(schema);
-    await store.migrate();
-    await store.createAccount({ id: "a", email: "totals@example.com", passwordHash: "x", createdAt: 0 });
-    await store.insertLinks([linkRecord("l", "a", "s")]);
-    const sql = postgres(url, { max: 1, onnotice: () => {} });
-    try {
-      await sql`INSERT INTO ${sql(schema)}.click_rollups (link_id, hour, device, browser, country, variant, clicks)
-                VALUES ('l', 0, 'desktop', 'Chrome', 'US', -1, 7), ('l', 0, 'mobile', 'Safari', '', 1, 2)`;
-      await sql`UPDATE ${sql(schema)}.click_rollups SET clicks = clicks + 1 WHERE device = 'mobile'`;
-    } finally {
-      await sql.end();
-    }
-    expect(await store.getStats("l", 0)).toEqual({
-      total: 10, byDevice: { desktop: 7, mobile: 3 }, byBrowser: { Chrome: 7, Safari: 3 }, byCountry: { US: 7, unknown: 3 },
-      byVariant: { "1": 3 }, hourly: [{ hour: 0, clicks: 10 }],
-    });
-    await store.close();
-  });
-});
-
-describe("Postgres: raw clicks of deleted links", () => {
+describe("Postgres: click tables", () => {
   const link = (id: string, accountId: string) => linkRecord(id, accountId, `s${id}`);
-  const click = (batch: string, linkId: string) => ({ batch, linkId, ts: 1_000, country: null, device: "desktop", browser: "Chrome", os: "Linux", referrer: null, variant: null });
 
-  test("go with their link (the trigger that replaced the per-row foreign key), and only theirs", async () => {
-    const schema = newSchema();
-    const store = await openOnSchema(schema);
-    await store.migrate();
-    await store.createAccount({ id: "a", email: "raw@example.com", passwordHash: "x", createdAt: 0 });
-    await store.insertLinks([link("keep", "a"), link("gone", "a")]);
-    await store.recordClicks([click("c1", "keep"), click("c2", "gone"), click("c3", "gone")]);
-    const sql = postgres(url, { max: 1, onnotice: () => {} });
-    try {
-      const count = async () => Object.fromEntries(
-        (await sql<{ link_id: string; n: number }[]>`SELECT link_id, sum(clicks)::int AS n FROM ${sql(schema)}.click_batches GROUP BY link_id`).map((r) => [r.link_id, r.n]),
+  test("a deleted link's cells and settled totals go with it (a statement trigger, no per-row foreign key), and only its", async () => {
+    await onMigratedSchema(async (store, sql, schema) => {
+      await store.createAccount({ id: "a", email: "cells@example.com", passwordHash: "x", createdAt: 0 });
+      await store.insertLinks([link("keep", "a"), link("gone", "a")]);
+      await store.recordClicks([click("keep", { batch: "c1", ts: 1_000 }), click("gone", { batch: "c1", ts: 1_000 }), click("gone", { batch: "c2", ts: DAY })]);
+      await store.settleDays(2 * DAY);
+      const count = async (table: string) => Object.fromEntries(
+        (await sql<{ link_id: string; n: number }[]>`SELECT link_id, count(*)::int AS n FROM ${sql(schema)}.${sql(table)} GROUP BY link_id`).map((r) => [r.link_id, r.n]),
       );
-      expect(await count()).toEqual({ keep: 1, gone: 2 });
+      expect(await count("click_cells")).toEqual({ keep: 1, gone: 2 });
+      expect(Object.keys(await count("click_settled")).sort()).toEqual(["gone", "keep"]);
       await store.deleteLink("gone");
-      expect(await count()).toEqual({ keep: 1 });
-      // A click of a link that no longer exists is not stored, so no orphan row appears later either.
-      await store.recordClicks([click("c4", "gone"), click("c5", "keep")]);
-      expect(await count()).toEqual({ keep: 2 });
-      const [fk] = await sql`SELECT count(*)::int AS n FROM pg_constraint WHERE conrelid = ${`${schema}.click_batches`}::regclass AND contype = 'f'`;
+      expect(await count("click_cells")).toEqual({ keep: 1 });
+      expect(Object.keys(await count("click_settled"))).toEqual(["keep"]);
+      const [fk] = await sql`SELECT count(*)::int AS n FROM pg_constraint
+        WHERE conrelid IN (${`${schema}.click_cells`}::regclass, ${`${schema}.click_settled`}::regclass, ${`${schema}.click_log`}::regclass) AND contype = 'f'`;
       expect(fk.n).toBe(0);
-    } finally {
-      await sql.end();
-      await store.close();
-    }
+    });
+  });
+
+  test("nothing fires per written row: the click tables have no trigger", async () => {
+    await onMigratedSchema(async (_store, sql, schema) => {
+      const rows = await sql`SELECT tgname FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid JOIN pg_namespace n ON n.oid = c.relnamespace
+        WHERE n.nspname = ${schema} AND c.relname LIKE 'click%' AND NOT t.tgisinternal`;
+      expect([...rows]).toEqual([]);
+    });
   });
 });
 
@@ -159,22 +140,18 @@ describe("Postgres: raw click data compression", () => {
         SELECT current_setting('server_version_num')::int AS v,
                EXISTS (SELECT 1 FROM pg_settings WHERE name = 'default_toast_compression' AND 'lz4' = ANY(enumvals)) AS lz4`;
       const [col] = await sql<{ c: string }[]>`
-        SELECT attcompression::text AS c FROM pg_attribute WHERE attrelid = ${`${schema}.click_batches`}::regclass AND attname = 'data'`;
+        SELECT attcompression::text AS c FROM pg_attribute WHERE attrelid = ${`${schema}.click_log`}::regclass AND attname = 'data'`;
       // 'l': lz4; '' (the default, pglz) only where the server cannot do lz4.
       expect(col.c).toBe(server.v >= 140000 && server.lz4 ? "l" : "");
       await store.createAccount({ id: "a", email: "lz4@example.com", passwordHash: "x", createdAt: 0 });
       await store.insertLinks([linkRecord("l", "a", "s")]);
       // Enough clicks for a row far above the 2 kB at which Postgres compresses a value.
-      const clicks = Array.from({ length: 500 }, (_, i) => ({
-        batch: "b1", linkId: "l", ts: 1_000 + i, country: i % 2 ? "DE" : null, device: "desktop", browser: "Chrome", os: "Linux",
-        referrer: i % 3 ? null : "https://ref.example/", variant: null,
-      }));
+      const clicks = Array.from({ length: 500 }, (_, i) =>
+        click("l", { batch: "b1", ts: 1_000 + i, dims: { country: i % 2 ? "DE" : null }, referrerUrl: i % 3 ? null : "https://ref.example/" }));
       await store.recordClicks(clicks);
-      const [row] = await sql<{ method: string | null }[]>`SELECT pg_column_compression(data) AS method FROM ${sql(schema)}.click_batches`;
+      const [row] = await sql<{ method: string | null }[]>`SELECT pg_column_compression(data) AS method FROM ${sql(schema)}.click_log`;
       expect(row.method).toBe(col.c === "l" ? "lz4" : "pglz");
-      const back = [];
-      for await (const c of store.rawClicks("l")) back.push(c);
-      expect(back).toEqual(clicks);
+      expect(await collect(store.readClickLog({ linkId: "l" }, 0, Number.MAX_SAFE_INTEGER))).toEqual(clicks);
     });
   });
 });
@@ -184,10 +161,8 @@ describe("Postgres: room for in-place count updates", () => {
     await onMigratedSchema(async (_store, sql, schema) => {
       const rows = await sql<{ relname: string; reloptions: string[] | null }[]>`
         SELECT c.relname, c.reloptions FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-        WHERE n.nspname = ${schema} AND c.relname IN ('links', 'click_rollups', 'click_hourly', 'click_totals') ORDER BY c.relname`;
-      expect(rows.map((r) => [r.relname, r.reloptions])).toEqual([
-        ["click_hourly", ["fillfactor=70"]], ["click_rollups", ["fillfactor=70"]], ["click_totals", ["fillfactor=70"]], ["links", ["fillfactor=70"]],
-      ]);
+        WHERE n.nspname = ${schema} AND c.relname IN ('links', 'click_cells') ORDER BY c.relname`;
+      expect(rows.map((r) => [r.relname, r.reloptions])).toEqual([["click_cells", ["fillfactor=70"]], ["links", ["fillfactor=70"]]]);
     });
   });
 });

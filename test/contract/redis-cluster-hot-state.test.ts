@@ -3,17 +3,13 @@
  * with scripts/redis-cluster.sh). An unreachable cluster fails this file, it is never skipped.
  */
 import { beforeEach, describe, expect, test } from "bun:test";
-import { Cluster, Redis } from "ioredis";
+import { Redis } from "ioredis";
 import { createRedisHotState } from "../../shared/adapters/redis/hot-state.ts";
+import { CLUSTER_TEST_NODES, deleteClusterKeys } from "../helpers/redis-keys.ts";
 import { runHotStateContract } from "./hot-state.contract.ts";
 import { dropSubscriberAndRecover } from "./resubscribe.ts";
 
-const clusterNodes = (process.env.REDIS_CLUSTER_NODES_TEST || process.env.REDIS_CLUSTER_NODES || "127.0.0.1:7001,127.0.0.1:7002,127.0.0.1:7003")
-  .split(",")
-  .map((s) => {
-    const [host, port] = s.trim().split(":");
-    return { host, port: Number(port) };
-  });
+const clusterNodes = CLUSTER_TEST_NODES;
 
 const prefixes: string[] = [];
 let prefix = "";
@@ -23,19 +19,7 @@ beforeEach(() => {
 });
 
 /** Keys live on every master; each is deleted on its own node (one slot per key). */
-async function deleteTestKeys() {
-  const admin = new Cluster(clusterNodes);
-  try {
-    await new Promise((resolve, reject) => admin.once("ready", resolve).once("error", reject));
-    for (const node of admin.nodes("master")) {
-      const pipe = node.pipeline();
-      for (const p of prefixes) for (const key of await node.keys(`${p}:*`)) pipe.del(key);
-      await pipe.exec();
-    }
-  } finally {
-    admin.disconnect();
-  }
-}
+const deleteTestKeys = () => deleteClusterKeys(prefixes, clusterNodes);
 
 runHotStateContract(
   "Redis Cluster",

@@ -10,6 +10,8 @@ import { createRedisHotState } from "../../shared/adapters/redis/hot-state.ts";
 import { runHotStateContract } from "./hot-state.contract.ts";
 import { dropSubscriberAndRecover, waitUntil } from "./resubscribe.ts";
 import { ledgerFrom } from "../helpers/hit-ledger.ts";
+import { freePort } from "../helpers/server.ts";
+import { deleteKeys } from "../helpers/redis-keys.ts";
 
 const url = process.env.REDIS_URL_TEST || process.env.REDIS_URL || "redis://127.0.0.1:6379";
 const prefixes: string[] = [];
@@ -19,17 +21,7 @@ beforeEach(() => {
   prefixes.push(prefix);
 });
 
-async function deleteTestKeys() {
-  const admin = new Redis(url, { maxRetriesPerRequest: 1 });
-  try {
-    for (const p of prefixes) {
-      const keys = await admin.keys(`${p}:*`);
-      if (keys.length) await admin.del(...keys);
-    }
-  } finally {
-    admin.disconnect();
-  }
-}
+const deleteTestKeys = () => deleteKeys(prefixes, url);
 
 runHotStateContract(
   "Redis single node",
@@ -49,7 +41,7 @@ describe("Redis HotState specifics", () => {
       await h.setLink("example.com/abc", null);
       await h.takeHit("L1", 5, ledgerFrom(0));
       await h.rateLimit("key:K1", 5, 60_000);
-      await h.enqueueClicks([{ id: "c1", linkId: "L1", ts: 1, ua: "", ip: null, country: null, referrer: null, variant: null }]);
+      await h.enqueueClicks([{ id: "c1", linkId: "L1", ts: 1, ua: "", ip: null, country: null, referrer: null, variant: null, rule: null, qr: false }]);
       expect((await admin.keys(`${prefix}:*`)).sort()).toEqual(
         [`${prefix}:{clicks}:stream`, `${prefix}:{clicks}:count`, `${prefix}:{hits:L1}`, `${prefix}:{hits:L1}:reserved`, `${prefix}:{link:example.com/abc}`, `${prefix}:{rl:key:K1}`].sort(),
       );
@@ -75,14 +67,15 @@ describe("Redis HotState specifics", () => {
       await admin.xadd(stream, "*", "n", "1", "b", JSON.stringify([{ ...old, id: "arr1" }]));
       await admin.xadd(stream, "*", "b", JSON.stringify({ v: 2, ids: ["x"], ts: [1], f: [0, 5, -1, -1, -1, -1], s: ["L1"] }));
       await admin.xadd(stream, "*", "b", JSON.stringify({ v: 3, ids: [], ts: [], f: [], s: [] }));
-      await h.enqueueClicks([{ ...old, id: "new1" }, { ...old, id: "new2", ua: "UA", ip: "192.0.2.1", country: "FR", referrer: "https://r/", variant: 1 }]);
+      const now = { ...old, rule: null, qr: false }; // the fields old formats did not have
+      await h.enqueueClicks([{ ...now, id: "new1" }, { ...now, id: "new2", ua: "UA", ip: "192.0.2.1", country: "FR", referrer: "https://r/", variant: 1 }]);
       expect(await h.queueDepth()).toBe(6); // at least one click per entry (hand-written ones were never counted)
       const read = await h.readClicks("c1", 1000);
       // Older formats keep their event ids; version 3 carries none (the entry is the batch): `<entry>:<index>`.
       expect(read.map((c) => c.event.id)).toEqual(["old1", "arr1", read[2]!.id, read[3]!.id]);
       expect(read.map((c) => c.id.split(":")[1])).toEqual(["0", "0", "0", "1"]);
       expect(read.map((c) => c.batch)).toEqual(read.map((c) => c.id.split(":")[0]));
-      expect(read[3]!.event).toEqual({ ...old, id: read[3]!.id, ua: "UA", ip: "192.0.2.1", country: "FR", referrer: "https://r/", variant: 1 });
+      expect(read[3]!.event).toEqual({ ...now, id: read[3]!.id, ua: "UA", ip: "192.0.2.1", country: "FR", referrer: "https://r/", variant: 1 });
       await h.ackBatches([...new Set(read.map((c) => c.batch))]);
       await waitUntil(async () => (await admin.xlen(stream)) === 0, 1_000); // the poison entry is dropped too
       expect(await h.queueDepth()).toBe(0);
@@ -120,7 +113,7 @@ describe("Redis HotState specifics", () => {
   });
 
   test("fails fast while Redis is down and recovers by itself when it is back", async () => {
-    const port = 20_000 + Math.floor(Math.random() * 20_000);
+    const port = await freePort(); // a random one could be taken by a test running beside this one
     const args = ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"];
     const start = () => Bun.spawn(["redis-server", ...args], { stdout: "ignore", stderr: "ignore" });
     let server = start();

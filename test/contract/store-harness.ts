@@ -9,6 +9,7 @@
  */
 import { afterAll, beforeAll, expect } from "bun:test";
 import { newLinkRecord, type LinkRecord } from "../../shared/link.ts";
+import { DIMENSION_NAMES, type ClickDims } from "../../shared/clicks/dimensions.ts";
 import type { Store, StoredClick } from "../../shared/ports.ts";
 
 export const HOUR = 3_600_000;
@@ -64,20 +65,29 @@ export function fullLinkFor(accountId: string, over: Partial<LinkRecord> = {}): 
   });
 }
 
-/** A click in a batch of its own unless `over.batch` names one. */
-export function click(linkId: string, over: Partial<StoredClick> = {}): StoredClick {
+/** Every dimension null. */
+export const NO_DIMS: ClickDims = Object.fromEntries(DIMENSION_NAMES.map((d) => [d, null])) as ClickDims;
+
+/** A click in a batch of its own unless `over.batch` names one; `dims` are merged over a desktop Chrome click from the US. */
+export function click(linkId: string, over: Partial<Omit<StoredClick, "dims">> & { dims?: Partial<ClickDims> } = {}): StoredClick {
+  const { dims, ...rest } = over;
   return {
     batch: uid(),
     linkId,
     ts: T0 + 60_000,
-    country: "US",
-    device: "desktop",
-    browser: "Chrome",
-    os: "Windows",
-    referrer: null,
-    variant: null,
-    ...over,
+    dims: { ...NO_DIMS, country: "US", device: "desktop", browser: "Chrome", os: "Windows", via: "link", ...dims },
+    bot: false,
+    firstVisit: false,
+    referrerUrl: null,
+    ...rest,
   };
+}
+
+/** Everything an async iterable yields. */
+export async function collect<T>(it: AsyncIterable<T>): Promise<T[]> {
+  const out: T[] = [];
+  for await (const x of it) out.push(x);
+  return out;
 }
 
 /** The rejection of `p`; fails the test when `p` resolves. */
@@ -98,7 +108,10 @@ export interface StoreContext {
   /** A fresh account; returns its id. */
   newAccount(): Promise<string>;
   insertOk(links: LinkRecord[]): Promise<void>;
+  /** Every raw click of the link in the log. */
   rawClicksOf(linkId: string): Promise<StoredClick[]>;
+  /** The link's clicks as its rollup cells count them (what stats read). */
+  clicksOf(linkId: string): Promise<number>;
 }
 
 /** Opens and migrates the store before the enclosing describe's tests, closes every store opened after them. */
@@ -134,10 +147,12 @@ export function storeContext(make: () => Promise<Store>, cleanup?: () => Promise
     expect(await store.insertLinks(links)).toEqual(links.map(() => true));
   }
 
-  async function rawClicksOf(linkId: string): Promise<StoredClick[]> {
-    const out: StoredClick[] = [];
-    for await (const c of store.rawClicks(linkId)) out.push(c);
-    return out;
+  const rawClicksOf = (linkId: string) => collect(store.readClickLog({ linkId }, 0, Number.MAX_SAFE_INTEGER));
+
+  async function clicksOf(linkId: string): Promise<number> {
+    let n = 0;
+    for await (const cell of store.readCells({ linkId }, 0, Number.MAX_SAFE_INTEGER)) n += cell.clicks;
+    return n;
   }
 
   return {
@@ -148,5 +163,6 @@ export function storeContext(make: () => Promise<Store>, cleanup?: () => Promise
     newAccount,
     insertOk,
     rawClicksOf,
+    clicksOf,
   };
 }

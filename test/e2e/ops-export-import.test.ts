@@ -1,8 +1,9 @@
 /**
  * `npm run export` and `npm run import`, end to end: a populated embedded instance (SQLite) is exported and
- * imported into a running scale deployment (Postgres), every account, key, link and rollup compared; the
+ * imported into a running scale deployment (Postgres), every account, key, link and rollup cell compared; the
  * moved key works there and the moved links redirect; re-importing changes nothing; and the way back
- * (Postgres → a fresh SQLite) gives the same data again. A truncated file is refused without writing.
+ * (Postgres → a fresh SQLite) gives the same data again. A truncated file is refused without writing, and a
+ * file of an earlier version (four-dimension rollups instead of cells) still imports.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
@@ -16,7 +17,7 @@ import { BASE_URL, PG_URL, requirePostgres, requireRedis, startDeployment, waitF
 const CONFIG_VARS = [
   "PORT", "BASE_URL", "DATA_DIR", "DATABASE_URL", "DATABASE_SCHEMA", "REDIS_URL", "REDIS_PREFIX", "REDIS_CLUSTER_NODES",
   "COUNTRY_HEADER", "GEOIP_DB", "TRUSTED_PROXIES", "WEBHOOK_ALLOW_PRIVATE", "SIGNUP", "RATE_LIMIT_PER_MINUTE", "LOG_LEVEL",
-  "METRICS_TOKEN", "OWN_HOSTS",
+  "METRICS_TOKEN", "OWN_HOSTS", "CLICK_RETENTION_DAYS",
 ];
 const UA = {
   chrome: "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36",
@@ -135,7 +136,8 @@ describe("export and import between SQLite and Postgres", () => {
         account: 2,
         apiKey: 2,
         link: 42,
-        rollup: original.filter((r) => r.type === "rollup").length,
+        cell: original.filter((r) => r.type === "cell").length,
+        rollup: 0,
       },
     });
     expect(lines.length).toBe(original.length + 2);
@@ -143,7 +145,7 @@ describe("export and import between SQLite and Postgres", () => {
     expect(readFileSync(exported, "utf8")).not.toContain(key);
   });
 
-  test("import into the running Postgres deployment: every account, key, link and rollup is identical", async () => {
+  test("import into the running Postgres deployment: every account, key, link and rollup cell is identical", async () => {
     const r = await runCli("import", [exported], d.env);
     expect(r.code).toBe(0);
     expect(r.stdout).toContain("Imported into Postgres");
@@ -185,7 +187,7 @@ describe("export and import between SQLite and Postgres", () => {
       const before = await snapshot(pg);
       const r = await runCli("import", [exported], d.env);
       expect(r.code).toBe(0);
-      expect(r.stdout).toContain("0 accounts, 0 API keys, 0 links, 0 click rollups (already present");
+      expect(r.stdout).toContain("0 accounts, 0 API keys, 0 links, 0 click cells (already present");
       expect(await snapshot(pg)).toEqual(before);
     } finally {
       await pg.close();
@@ -201,10 +203,10 @@ describe("export and import between SQLite and Postgres", () => {
     const sqlite = new SqliteStore(join(backDir, "clink.sqlite"));
     try {
       const returned = await snapshot(sqlite);
-      // In scale mode bulk-7 was clicked once (its hits and rollups moved on) and the key was used (its
+      // In scale mode bulk-7 was clicked once (its hits and cells moved on) and the key was used (its
       // last-use time moved on); everything else is exactly as it left.
       const bulk7 = original.find((x) => x.type === "link" && x.data.slug === "bulk-7")!.data as { id: string };
-      const untouched = (x: ExportRecord) => !(x.type === "link" && x.data.id === bulk7.id) && !(x.type === "rollup" && x.data.linkId === bulk7.id);
+      const untouched = (x: ExportRecord) => !(x.type === "link" && x.data.id === bulk7.id) && !(x.type === "cell" && x.data.linkId === bulk7.id);
       const unused = (x: ExportRecord): ExportRecord => (x.type === "apiKey" ? { ...x, data: { ...x.data, lastUsedAt: null } } : x);
       expect(returned.filter(untouched).map(unused)).toEqual(original.filter(untouched).map(unused));
       const link = returned.find((x) => x.type === "link" && x.data.id === bulk7.id);
@@ -230,6 +232,43 @@ describe("export and import between SQLite and Postgres", () => {
       expect(bad.code).toBe(2);
       expect(bad.stderr).toContain("line 4: invalid");
       expect(() => statSync(join(target, "clink.sqlite"))).toThrow();
+    } finally {
+      rmSync(target, { recursive: true, force: true });
+    }
+  });
+
+  test("a file of an earlier version, with four-dimension rollups, imports them as cells", async () => {
+    const file = join(files, "v1-rollups.jsonl");
+    const account = { id: "acc-old", email: "old@example.com", passwordHash: "$argon2id$x", createdAt: 1 };
+    const link = original.find((x) => x.type === "link")!.data as Record<string, unknown>;
+    const oldLink = { ...link, id: "link-old", accountId: account.id, slug: "from-v1", hits: 3 };
+    const hour = Date.UTC(2026, 0, 1, 10);
+    const lines = [
+      { type: "header", format: "clink-export", version: 1, exportedAt: "2026-01-02T00:00:00.000Z", source: "SQLite at old" },
+      { type: "account", data: account },
+      { type: "link", data: oldLink },
+      { type: "rollup", data: { linkId: "link-old", hour, device: "mobile", browser: "Safari", country: null, variant: 1, clicks: 2 } },
+      { type: "rollup", data: { linkId: "link-old", hour, device: "desktop", browser: "Chrome", country: "DE", variant: null, clicks: 1 } },
+      { type: "end", counts: { account: 1, apiKey: 0, link: 1, rollup: 2 } },
+    ];
+    writeFileSync(file, lines.map((l) => JSON.stringify(l)).join("\n") + "\n");
+    const target = makeTempDir("export-v1");
+    try {
+      const r = await runCli("import", [file], { DATA_DIR: target, BASE_URL });
+      expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: "" });
+      expect(r.stdout).toContain("1 accounts, 0 API keys, 1 links, 2 click cells");
+      const sqlite = new SqliteStore(join(target, "clink.sqlite"));
+      try {
+        const cells = [];
+        for await (const c of sqlite.readCells({ linkId: "link-old" }, 0, Number.MAX_SAFE_INTEGER)) cells.push(c);
+        const dims = (d: Record<string, string | null>) => expect.objectContaining({ ...d, os: null, referrer: null, via: null });
+        expect(cells.sort((a, b) => b.clicks - a.clicks)).toEqual([
+          { linkId: "link-old", hour, dims: dims({ device: "mobile", browser: "Safari", country: null, variant: "1" }), bot: false, clicks: 2, visitors: 0 },
+          { linkId: "link-old", hour, dims: dims({ device: "desktop", browser: "Chrome", country: "DE", variant: null }), bot: false, clicks: 1, visitors: 0 },
+        ]);
+      } finally {
+        await sqlite.close();
+      }
     } finally {
       rmSync(target, { recursive: true, force: true });
     }

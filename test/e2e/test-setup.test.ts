@@ -12,6 +12,7 @@ import { REPO_ROOT } from "../helpers/server.ts";
 import { waitFor } from "../helpers/scale.ts";
 import { aptFailure, aptRunner } from "../setup/chromium.ts";
 import { clusterProblem, slotRanges } from "../setup/redis-cluster.ts";
+import { bunTestArgs, WORKERS } from "../setup/run-suite.ts";
 import { inTestDirs, selectTestFiles } from "../setup/select.ts";
 
 const PROBE = "./test/e2e/fixtures/cluster-probe.ts";
@@ -108,6 +109,39 @@ test("browser tests fail, not skip, with the setup's reason when there is no Chr
   expect(output).toMatch(/^ 0 pass$/m);
   expect(output).not.toMatch(/^ [1-9]\d* skip$/m);
 }, 30_000);
+
+describe("npm test's runner (test/setup/run-suite.ts)", () => {
+  test("its parallel workers use the one cluster it started, gone with its dir when the run ends", async () => {
+    const { REDIS_CLUSTER_NODES_TEST: _, ...env } = process.env;
+    const proc = Bun.spawn([process.execPath, "test/setup/run-suite.ts", PROBE], { cwd: REPO_ROOT, env: { ...env, PROBE_END: "pass" }, stdout: "pipe", stderr: "pipe" });
+    probes.push(proc);
+    const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+    const output = stdout + stderr;
+    expect([code, output]).toEqual([0, expect.stringContaining(" 1 pass")]);
+    const started = [...output.matchAll(/test setup: Redis Cluster (\S+) for (.+) \(/g)].map((m) => [m[1], m[2]]);
+    const probed = JSON.parse(output.split("\n").find((l) => l.startsWith('{"nodes"'))!);
+    expect(started).toEqual([[probed.nodes, "this run"]]);
+    expect(redisServersOf(probed.nodes)).toEqual([]);
+    expect(existsSync(probed.dir)).toBe(false);
+  }, 30_000);
+
+  test("a run of files that need no cluster starts none, in the runner or its workers", async () => {
+    const { REDIS_CLUSTER_NODES_TEST: _, ...env } = process.env;
+    const proc = Bun.spawn([process.execPath, "test/setup/run-suite.ts", "test/unit/slug-of.test.ts"], { cwd: REPO_ROOT, env, stdout: "pipe", stderr: "pipe" });
+    probes.push(proc);
+    const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+    expect([code, stdout + stderr]).toEqual([0, expect.not.stringContaining("Redis Cluster")]);
+  }, 30_000);
+
+  test("adds its workers, timings, --no-isolate and --no-orphans to bun test's arguments unless they are given", () => {
+    const defaults = [`--parallel=${WORKERS}`, "--timings=test/setup/timings.json", "--no-isolate", "--no-orphans"];
+    expect(bunTestArgs(["--timeout", "60000"])).toEqual([...defaults, "--timeout", "60000"]);
+    const ci = ["--no-orphans", "--reporter=junit", "--reporter-outfile=.tmp/junit.xml"];
+    expect(bunTestArgs(ci)).toEqual([...defaults.slice(0, 3), ...ci]);
+    const own = ["--parallel=1", "--timings=t.json", "--isolate", "test/unit"];
+    expect(bunTestArgs(own)).toEqual(["--no-orphans", ...own]);
+  });
+});
 
 describe("which test files a run has", () => {
   const root = "/repo";

@@ -22,7 +22,7 @@ import { SqliteStore } from "../../shared/adapters/sqlite/store.ts";
 import { loadConfig } from "../../shared/config.ts";
 import { AppError, ERROR_CODES, type ErrorCode, type Problem } from "../../shared/errors.ts";
 import { newId } from "../../shared/ids.ts";
-import type { Account } from "../../shared/ports.ts";
+import type { Account, Store } from "../../shared/ports.ts";
 
 /** The public base every in-process control plane believes it serves (no port: nothing listens). */
 export const BASE_URL = "http://clink.test";
@@ -78,6 +78,8 @@ export interface StartOptions {
   env?: Record<string, string>;
   /** Start of the test clock; default START_TIME. */
   now?: number;
+  /** A migrated store to use (closed by close()) instead of a fresh SQLite file: a Postgres store, say. */
+  store?: Store;
 }
 
 export const passwordOf = (email: string) => `password-of-${email}`;
@@ -86,8 +88,8 @@ export async function startControlPlane(opts: StartOptions = {}): Promise<InProc
   const dataDir = mkdtempSync(join(tmpdir(), "clink-in-process-"));
   const config = loadConfig({ BASE_URL, DATA_DIR: dataDir, LOG_LEVEL: "silent", ...opts.env });
   const clock = testClock(opts.now);
-  const store = new SqliteStore(join(dataDir, "clink.sqlite"));
-  await store.migrate();
+  const store: Store = opts.store ?? new SqliteStore(join(dataDir, "clink.sqlite"));
+  if (!opts.store) await store.migrate();
   const hot = new MemoryHotState(clock.now);
   const deps: Deps = { config, store, hot, now: clock.now };
   const { app, auth } = buildControlPlane(deps);

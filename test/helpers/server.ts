@@ -49,6 +49,7 @@ export const CONFIG_VARS = [
   "DATABASE_SCHEMA",
   "REDIS_PREFIX",
   "OWN_HOSTS",
+  "CLICK_RETENTION_DAYS",
 ];
 
 export interface StartServerOptions {

@@ -20,6 +20,9 @@ export function chromiumPath(env: NodeJS.ProcessEnv = process.env): string {
   return env.CHROMIUM_PATH || DEBIAN_CHROMIUM;
 }
 
+/** The start of the setup's reason when there is no Chromium at `path`. */
+const missingAt = (path: string) => `Chromium for the browser tests is missing at ${path}`;
+
 /**
  * For the browser tests: the executable to launch, or an error saying why there is none (the setup's reason when
  * it tried to install it).
@@ -84,9 +87,11 @@ export function installDebianChromium(target = DEBIAN_CHROMIUM): string | null {
 export function ensureChromium(env: NodeJS.ProcessEnv = process.env): string | null {
   const path = chromiumPath(env);
   if (existsSync(path)) return null;
+  // The suite's runner tried before its workers started: each browser file is not to try apt-get again.
+  if (env[PROBLEM_VAR]?.startsWith(missingAt(path))) return env[PROBLEM_VAR];
   const problem = env.CHROMIUM_PATH
     ? "CHROMIUM_PATH names a file that does not exist (unset it to use Debian's chromium, installed when missing)"
     : installDebianChromium(path);
   if (problem === null) return null;
-  return (env[PROBLEM_VAR] = `Chromium for the browser tests is missing at ${path}: ${problem}`);
+  return (env[PROBLEM_VAR] = `${missingAt(path)}: ${problem}`);
 }

@@ -1,6 +1,6 @@
 /**
- * Preload of every `bun test` run (bunfig.toml), so `npm test` needs nothing but the machine's Postgres and Redis:
- * it provides, once per run and only when the run's test files need them, what the suite uses beyond those two.
+ * Preload of every `bun test` run (bunfig.toml), so the tests need nothing but the machine's Postgres and Redis:
+ * it makes sure what the run's test files use beyond those two is there (test/setup/provide.ts).
  *
  * - DATABASE_URL_TEST and REDIS_URL_TEST, when not set, are DATABASE_URL and REDIS_URL, or the local services
  *   (postgres://postgres@127.0.0.1:5432/test, redis://127.0.0.1:6379), as the test helpers always read them.
@@ -8,64 +8,37 @@
  *   healthy, otherwise a private one started here (test/setup/redis-cluster.ts) and torn down when the run ends.
  * - Browser tests get Chromium, installed with apt-get when missing (test/setup/chromium.ts).
  *
+ * `npm test` (test/setup/run-suite.ts) provides both once before its parallel workers start, for the files it was
+ * asked to run, and names them in the environment; its workers' preloads leave it at that. A plain `bun test` run
+ * provides them here, once, and stops them when it ends. A worker of a `bun test --parallel` started by hand cannot
+ * tell which files it will get: it provides both, and its cluster stops when the worker exits (the preload's
+ * afterAll would run after its first file).
+ *
  * A service that cannot be provided is named in one line at the start of the output, and the tests that need it
  * fail with that reason: never skipped. Which test files a run has is read from its command line (bun gives a
  * preload no list); when that cannot be told, every file is assumed.
  */
 import { afterAll } from "bun:test";
 import { readFileSync } from "node:fs";
-import { resolve } from "node:path";
-import { ensureChromium } from "./chromium.ts";
-import { CLUSTER_PROBLEM_VAR, clusterProblem, startTestCluster } from "./redis-cluster.ts";
-import { inTestDirs, selectTestFiles } from "./select.ts";
+import { allTestFiles, provideServices, RUNNER_VAR } from "./provide.ts";
+import { selectTestFiles } from "./select.ts";
 
-const TEST_ROOT = resolve(import.meta.dir, "..");
-const TEST_FILE = /(\.|_)(test|spec)\.(c|m)?[jt]sx?$/;
-/** Test files under these folders of test/ may talk to a Redis Cluster; those under browser/ drive Chromium. */
-const CLUSTER_DIRS = ["contract", "e2e"];
-const BROWSER_DIRS = ["browser"];
-
-const note = (line: string) => console.error(`test setup: ${line}`);
-
-/** The arguments after `test` on this process's command line, or null when they cannot be read. */
-function bunTestArgs(): string[] | null {
+/** This process's command line, or null when it cannot be read. */
+function commandLine(): string[] | null {
   try {
-    const argv = readFileSync("/proc/self/cmdline", "utf8").split("\0").filter(Boolean);
-    const at = argv.indexOf("test");
-    return at < 0 ? null : argv.slice(at + 1);
+    return readFileSync("/proc/self/cmdline", "utf8").split("\0").filter(Boolean);
   } catch {
     return null;
   }
 }
 
-async function provideCluster(): Promise<void> {
-  const named = process.env.REDIS_CLUSTER_NODES_TEST;
-  if (named) {
-    const problem = await clusterProblem(named);
-    if (problem === null) return;
-    note(`REDIS_CLUSTER_NODES_TEST=${named} is not a healthy cluster (${problem}); starting a private one`);
-  }
-  try {
-    const cluster = await startTestCluster();
-    process.env.REDIS_CLUSTER_NODES_TEST = cluster.nodes;
-    afterAll(() => cluster.stop());
-    note(`Redis Cluster ${cluster.nodes} for this run (stopped when it ends)`);
-  } catch (err) {
-    const problem = `no Redis Cluster for the tests: ${(err as Error).message}`;
-    process.env[CLUSTER_PROBLEM_VAR] = problem;
-    note(problem);
-  }
-}
-
-process.env.DATABASE_URL_TEST ||= process.env.DATABASE_URL || "postgres://postgres@127.0.0.1:5432/test";
-process.env.REDIS_URL_TEST ||= process.env.REDIS_URL || "redis://127.0.0.1:6379";
-
-const allTestFiles = [...new Bun.Glob("**/*").scanSync({ cwd: TEST_ROOT, absolute: true })].filter((f) => TEST_FILE.test(f));
-const args = bunTestArgs();
-const files = args === null ? allTestFiles : selectTestFiles(args, allTestFiles, process.cwd());
-
-if (inTestDirs(files, CLUSTER_DIRS, TEST_ROOT)) await provideCluster();
-if (inTestDirs(files, BROWSER_DIRS, TEST_ROOT)) {
-  const problem = ensureChromium();
-  if (problem) note(problem);
+const argv = commandLine();
+if (argv?.includes("--test-worker")) {
+  // npm test's runner provided what the run's files need before it started the workers; a worker without it does.
+  // Kept referenced until the worker exits: the cluster's nodes stop when their pipe closes with the process.
+  if (!process.env[RUNNER_VAR]) (globalThis as { clinkTestServices?: unknown }).clinkTestServices ??= await provideServices(allTestFiles(), "this worker");
+} else {
+  const at = argv?.indexOf("test") ?? -1;
+  const files = !argv || at < 0 ? allTestFiles() : selectTestFiles(argv.slice(at + 1), allTestFiles(), process.cwd());
+  afterAll(await provideServices(files, "this run"));
 }

@@ -7,7 +7,7 @@ import { ClickBuffer } from "../../redirector/click-buffer.ts";
 import type { ClickEvent, ClickIntake } from "../../shared/ports.ts";
 
 function click(i: number): ClickEvent {
-  return { id: `c${i}`, linkId: "L1", ts: i, ua: "", ip: null, country: null, referrer: null, variant: null };
+  return { id: `c${i}`, linkId: "L1", ts: i, ua: "", ip: null, country: null, referrer: null, variant: null, rule: null, qr: false };
 }
 
 /** A queue that takes `delayMs` per batch and fails while `failing` is set. */

@@ -3,12 +3,13 @@ import { describe, expect, test } from "bun:test";
 import { clicksFromJson, clicksToJson, packClicks, unpackClicks } from "../../shared/clicks/columns.ts";
 import type { ClickEvent } from "../../shared/ports.ts";
 
-const base: ClickEvent = { id: "a-1", linkId: "L1", ts: 1_893_499_200_123, ua: "Mozilla/5.0", ip: "8.8.8.8", country: null, referrer: null, variant: null };
+const base: ClickEvent = { id: "a-1", linkId: "L1", ts: 1_893_499_200_123, ua: "Mozilla/5.0", ip: "8.8.8.8", country: null, referrer: null, variant: null, rule: null, qr: false };
 
 const cases: [string, ClickEvent[]][] = [
   ["an empty batch", []],
   ["one click with every nullable field null", [base]],
   ["every field set, variant 0", [{ ...base, country: "DE", referrer: "https://ref.example/", variant: 0, ip: null }]],
+  ["a matched rule and a QR code's click beside a plain one", [{ ...base, rule: 0, qr: true }, { ...base, id: "a-2", rule: 7 }, base]],
   [
     "repeated strings across clicks and fields (one string table entry each)",
     [base, { ...base, id: "a-2", variant: 3 }, { ...base, id: "a-3", linkId: "L2", referrer: "Mozilla/5.0", ua: "" }],
@@ -43,6 +44,12 @@ describe("clicksToJson / clicksFromJson (Redis stream entry bodies)", () => {
     expect(clicksFromJson(JSON.parse(clicksToJson(events)), "7-1")!.map((e) => e.ts)).toEqual(events.map((e) => e.ts));
   });
 
+  /** Version 3, as redirectors before rules and QR codes were recorded wrote it: still read (no rule, not via QR). */
+  const v3 = () => ({ v: 3, t0: base.ts, dt: [0, 5], f: [0, 1, 2, -1, -1, -1, 0, 1, 2, -1, -1, 1], s: ["L1", "Mozilla/5.0", "8.8.8.8"] });
+  test("reads version 3 bodies: no rule, not via a QR code", () => {
+    expect(clicksFromJson(v3(), "4-0")).toEqual(asRead([base, { ...base, ts: base.ts + 5, variant: 1 }], "4-0"));
+  });
+
   /** Version 2, as redirectors before version 3 wrote it: still read, so a rolling deploy loses nothing. */
   const v2 = () => ({ v: 2, ids: ["a-1", "a-2"], ts: [base.ts, base.ts + 1], f: [0, 1, 2, -1, -1, -1, 0, 1, 2, -1, -1, 1], s: ["L1", "Mozilla/5.0", "8.8.8.8"] });
   test("reads version 2 bodies, with their times", () => {
@@ -53,7 +60,8 @@ describe("clicksToJson / clicksFromJson (Redis stream entry bodies)", () => {
   const broken: [string, () => unknown][] = [
     ["not an object", () => "text"],
     ["null", () => null],
-    ["another version", () => ({ ...good(), v: 4 })],
+    ["another version", () => ({ ...good(), v: 5 })],
+    ["version 3 with version 4's columns", () => ({ ...good(), v: 3 })],
     ["no t0", () => ({ ...good(), t0: undefined })],
     ["offsets not numbers", () => ({ ...good(), dt: ["x", 0] })],
     ["fields of the wrong length", () => { const b = good(); return { ...b, f: b.f.slice(1) }; }],
@@ -61,6 +69,8 @@ describe("clicksToJson / clicksFromJson (Redis stream entry bodies)", () => {
     ["a string index past the table", () => { const b = good(); return { ...b, f: [99, ...b.f.slice(1)] }; }],
     ["a missing link id", () => { const b = good(); return { ...b, f: [-1, ...b.f.slice(1)] }; }],
     ["a variant below -1", () => { const b = good(); return { ...b, f: [...b.f.slice(0, 5), -2, ...b.f.slice(6)] }; }],
+    ["a rule below -1", () => { const b = good(); return { ...b, f: [...b.f.slice(0, 6), -2, ...b.f.slice(7)] }; }],
+    ["a QR flag other than 0 or 1", () => { const b = good(); return { ...b, f: [...b.f.slice(0, 7), 2, ...b.f.slice(8)] }; }],
     ["strings not strings", () => ({ ...good(), s: [1, 2, 3] })],
     ["version 2: ids not strings", () => ({ ...v2(), ids: [1, 2] })],
     ["version 2: ts shorter than ids", () => ({ ...v2(), ts: [1] })],

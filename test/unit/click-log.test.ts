@@ -1,97 +1,91 @@
-/** The raw click log's rows (shared/adapters/click-log.ts): grouping per (batch, link), rollup cells, and the row format. */
+/** The raw click log's rows and the sums written beside them (shared/adapters/click-log.ts). */
 import { describe, expect, test } from "bun:test";
-import { clickLogRows, parseClickLogRow, sumCells } from "../../shared/adapters/click-log.ts";
+import {
+  settledKey,
+  byBatch, clickLogRow, parseClickLogRow, settledRows, sumCells,
+} from "../../shared/adapters/click-log.ts";
+import { DIMENSION_NAMES, encodeDims, type ClickDims } from "../../shared/clicks/dimensions.ts";
 import type { StoredClick } from "../../shared/ports.ts";
 
 const HOUR = 3_600_000;
 const T = Date.UTC(2030, 0, 1, 12);
-const c = (batch: string, linkId: string, over: Partial<StoredClick> = {}): StoredClick => ({
-  batch, linkId, ts: T, country: "US", device: "desktop", browser: "Chrome", os: "Windows", referrer: null, variant: null, ...over,
+const NONE = Object.fromEntries(DIMENSION_NAMES.map((d) => [d, null])) as ClickDims;
+const c = (batch: string, linkId: string, over: Partial<StoredClick> = {}, dims: Partial<ClickDims> = {}): StoredClick => ({
+  batch, linkId, ts: T, dims: { ...NONE, country: "US", device: "desktop", ...dims }, bot: false, firstVisit: false, referrerUrl: null, ...over,
 });
 
-describe("clickLogRows", () => {
-  const cases: { name: string; clicks: StoredClick[]; rows: { linkId: string; batch: string; clicks: number; firstTs: number; lastTs: number; cells: number[] }[] }[] = [
-    { name: "nothing", clicks: [], rows: [] },
-    {
-      name: "one batch of one link, one cell",
-      clicks: [c("b", "L"), c("b", "L", { ts: T + 5 })],
-      rows: [{ linkId: "L", batch: "b", clicks: 2, firstTs: T, lastTs: T + 5, cells: [2] }],
-    },
-    {
-      name: "a batch with two links is two rows, in the order first seen",
-      clicks: [c("b", "L2"), c("b", "L1"), c("b", "L2")],
-      rows: [
-        { linkId: "L2", batch: "b", clicks: 2, firstTs: T, lastTs: T, cells: [2] },
-        { linkId: "L1", batch: "b", clicks: 1, firstTs: T, lastTs: T, cells: [1] },
-      ],
-    },
-    {
-      name: "two batches of one link are two rows",
-      clicks: [c("b1", "L"), c("b2", "L"), c("b1", "L")],
-      rows: [
-        { linkId: "L", batch: "b1", clicks: 2, firstTs: T, lastTs: T, cells: [2] },
-        { linkId: "L", batch: "b2", clicks: 1, firstTs: T, lastTs: T, cells: [1] },
-      ],
-    },
-    {
-      name: "cells split by hour, device, browser, country and variant; clicks out of time order",
-      clicks: [
-        c("b", "L", { ts: T + HOUR }),
-        c("b", "L"),
-        c("b", "L", { device: "mobile" }),
-        c("b", "L", { browser: "Safari" }),
-        c("b", "L", { country: null }),
-        c("b", "L", { variant: 0 }),
-        c("b", "L", { ts: T + 10, os: "Linux", referrer: "https://r.example" }), // os and referrer are not rollup keys
-      ],
-      rows: [{ linkId: "L", batch: "b", clicks: 7, firstTs: T, lastTs: T + HOUR, cells: [1, 2, 1, 1, 1, 1] }],
-    },
-  ];
-  for (const k of cases) {
-    test(k.name, () => {
-      const rows = clickLogRows(k.clicks);
-      expect(rows.map((r) => ({ linkId: r.linkId, batch: r.batch, clicks: r.clicks, firstTs: r.firstTs, lastTs: r.lastTs, cells: r.cells.map((x) => x.clicks) }))).toEqual(k.rows);
-    });
-  }
-
-  test("an unknown country and no variant become the rollup keys '' and -1", () => {
-    const [row] = clickLogRows([c("b", "L", { country: null, variant: null })]);
-    expect(row!.cells).toEqual([{ hour: T, device: "desktop", browser: "Chrome", country: "", variant: -1, clicks: 1 }]);
+describe("byBatch and clickLogRow", () => {
+  test("a call's clicks are grouped by batch in the order first seen; a row holds every link of its batch", () => {
+    const clicks = [c("b2", "L"), c("b1", "M", { ts: T + 9 }), c("b2", "M", { ts: T - 5 }), c("b1", "L")];
+    const groups = byBatch(clicks);
+    expect([...groups.keys()]).toEqual(["b2", "b1"]);
+    const row = clickLogRow("b2", groups.get("b2")!);
+    expect({ ...row, data: undefined }).toEqual({ batch: "b2", firstTs: T - 5, lastTs: T, clicks: 2, data: undefined });
+    expect(JSON.parse(row.data).links).toEqual(["L", "M"]);
   });
 
-  test("rows read back as the clicks they were made of, every field and the order kept", () => {
+  test("a row reads back as the clicks it was made of, every field included; scope and range filter them", () => {
     const clicks = [
-      c("b", "L", { ts: T + 9, referrer: "https://r.example/?q=\"x\"&y=é", variant: 3, os: "iOS" }),
-      c("b", "L", { ts: T + 1, country: null, referrer: null }),
+      c("b", "L", { firstVisit: true, referrerUrl: `https://r.example/?a="1",b\n` }, { city: "Zürich, \"old\" town", via: "qr" }),
+      c("b", "M", { bot: true, ts: T + HOUR }, { country: null, variant: "2" }),
+      c("b", "L", { ts: T + 2 * HOUR }),
     ];
-    const [row] = clickLogRows(clicks);
-    expect(parseClickLogRow("L", "b", row!.data)).toEqual(clicks);
+    const row = clickLogRow("b", clicks);
+    expect(parseClickLogRow("b", row.data, new Set(["L", "M"]))).toEqual(clicks);
+    expect(parseClickLogRow("b", row.data, new Set(["M"]))).toEqual([clicks[1]!]);
+    expect(parseClickLogRow("b", row.data, new Set(["L"]), T + 1, T + 2 * HOUR + 1)).toEqual([clicks[2]!]);
   });
 });
 
-describe("sumCells", () => {
-  test("adds the same cell across rows of a link, keeps links and cells apart", () => {
-    const rows = clickLogRows([c("b1", "L"), c("b2", "L"), c("b2", "L", { device: "mobile" }), c("b1", "M")]);
-    const sums = sumCells(rows).map((s) => [s.linkId, s.cell.device, s.cell.clicks]);
-    expect(sums).toEqual([["L", "desktop", 2], ["L", "mobile", 1], ["M", "desktop", 1]]);
+describe("sumCells and settledRows", () => {
+  test("clicks are summed per link, hour, dimensions and bot flag, in key order; visitors count first visits", () => {
+    const cells = sumCells([
+      c("b", "L", { firstVisit: true }), c("b", "L"), c("b", "L", { bot: true }), c("b", "L", { ts: T + HOUR }),
+      c("b", "L", {}, { device: "mobile" }), c("b", "M"), c("b", "L", { firstVisit: true }),
+    ]);
+    const key = encodeDims({ ...NONE, country: "US", device: "desktop" });
+    expect(cells.map((x) => [x.linkId, x.hour - T, x.dims === key, x.bot, x.clicks, x.visitors])).toEqual([
+      ["L", 0, true, false, 3, 2], ["L", 0, false, false, 1, 0], ["L", 0, true, true, 1, 0], ["L", HOUR, true, false, 1, 0],
+      ["M", 0, true, false, 1, 0],
+    ]);
+  });
+
+  test("settled rows: per day and dimension value ('' for null), and per hour with dimension ''", () => {
+    const cells = sumCells([c("b", "L", { firstVisit: true }), c("b", "L", { ts: T + HOUR }, { country: null })]);
+    const rows = settledRows(cells);
+    const day = Date.UTC(2030, 0, 1);
+    const find = (dimension: string, bucket: number, value: string) =>
+      rows.filter((r) => r.dimension === dimension && r.bucket === bucket && r.value === value).map((r) => [r.clicks, r.visitors]);
+    expect(find("", T, "")).toEqual([[1, 1]]);
+    expect(find("", T + HOUR, "")).toEqual([[1, 0]]);
+    expect(find("country", day, "US")).toEqual([[1, 1]]);
+    expect(find("country", day, "")).toEqual([[1, 0]]);
+    expect(find("device", day, "desktop")).toEqual([[2, 1]]);
+    // Each day row is also added to its ISO week's (from Monday 2029-12-31) and calendar month's row.
+    expect(find(settledKey("country", "week"), Date.UTC(2029, 11, 31), "US")).toEqual([[1, 1]]);
+    expect(find(settledKey("device", "month"), day, "desktop")).toEqual([[2, 1]]);
+    const dayRows = 2 + (DIMENSION_NAMES.length - 1);
+    expect(rows).toHaveLength(2 + dayRows * 3);
   });
 });
 
-describe("parseClickLogRow refuses what is not a log row", () => {
-  const good = { ts: [T], country: [null], device: ["desktop"], browser: ["Chrome"], os: ["Linux"], referrer: [null], variant: [null] };
-  const cases: [string, string][] = [
-    ["not JSON", "{"],
-    ["not an object", "[]"],
-    ["a column missing", JSON.stringify({ ...good, os: undefined })],
-    ["columns of different lengths", JSON.stringify({ ...good, device: ["desktop", "mobile"] })],
-    ["a time that is no number", JSON.stringify({ ...good, ts: ["x"] })],
-    ["a negative variant", JSON.stringify({ ...good, variant: [-1] })],
-    ["a null device", JSON.stringify({ ...good, device: [null] })],
+describe("parseClickLogRow", () => {
+  test("rows moved from the per-link log (no link, bot or first-visit columns; a numeric variant) read with defaults", () => {
+    const data = JSON.stringify({ links: ["L"], ts: [T], referrerUrl: ["https://x/"], dims: { country: ["DE"], variant: [1], device: ["mobile"] } });
+    expect(parseClickLogRow("old:L", data, new Set(["L"]))).toEqual([
+      { batch: "old:L", linkId: "L", ts: T, dims: { ...NONE, country: "DE", device: "mobile", variant: "1" }, bot: false, firstVisit: false, referrerUrl: "https://x/" },
+    ]);
+  });
+
+  const bad: [string, unknown][] = [
+    ["not an object", 5],
+    ["no links", { ts: [1] }],
+    ["a link index out of range", { links: ["L"], link: [1], ts: [1] }],
+    ["columns of different lengths", { links: ["L"], ts: [1, 2], bot: [0] }],
+    ["a flag that is not 0 or 1", { links: ["L"], ts: [1], bot: [2] }],
+    ["an object as a dimension value", { links: ["L"], ts: [1], dims: { country: [{}] } }],
   ];
-  for (const [name, data] of cases) {
-    test(name, () => expect(() => parseClickLogRow("L", "b", data)).toThrow());
+  for (const [name, data] of bad) {
+    test(`refuses ${name}`, () => expect(() => parseClickLogRow("b", JSON.stringify(data), new Set(["L"]))).toThrow());
   }
-  test("an empty row is no clicks", () => {
-    expect(parseClickLogRow("L", "b", JSON.stringify({ ts: [], country: [], device: [], browser: [], os: [], referrer: [], variant: [] }))).toEqual([]);
-  });
 });

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createRedirector } from "../../redirector/handler.ts";
 import { hitBlock, hitLedger } from "../../redirector/hit-policy.ts";
 import { MemoryHotState } from "../../shared/adapters/memory/hot-state.ts";
+import { DIMENSION_NAMES, type ClickDims } from "../../shared/clicks/dimensions.ts";
 import type { HotState, LinkStore } from "../../shared/ports.ts";
 import { expectPage, expectRedirect, socketFrom, startRedirector, UA, type RedirectorHarness } from "./redirector-harness.ts";
 
@@ -62,7 +63,8 @@ describe("counted redirects take a hit", () => {
   test("a counter not yet in HotState starts from the hits the store recorded (after a restart)", async () => {
     const slug = await h.createLink({ url: "https://example.com/seeded", maxHits: 3 });
     const linkId = await idOf(slug);
-    const click = { linkId, ts: h.cp.clock.now(), country: null, device: "desktop", browser: "Chrome", os: "Windows", referrer: null, variant: null };
+    const dims = { ...(Object.fromEntries(DIMENSION_NAMES.map((d) => [d, null])) as ClickDims), device: "desktop", via: "link" };
+    const click = { linkId, ts: h.cp.clock.now(), dims, bot: false, firstVisit: true, referrerUrl: null };
     await h.cp.deps.store.recordClicks([{ ...click, batch: "b1" }, { ...click, batch: "b1" }]);
     expect((await h.cp.deps.store.getLinkById(linkId))!.hits).toBe(2);
     expect(await counter(slug)).toBeNull();

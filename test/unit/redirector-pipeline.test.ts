@@ -151,7 +151,7 @@ describe("the click event of a counted redirect", () => {
     expectRedirect(await h.visit(slug, { headers: { referer: "https://news.example.org/item" } }), "https://example.com/c");
     const [click, ...more] = await clicksOf(slug);
     expect(more).toEqual([]);
-    expect(click).toMatchObject({ ts: now, ua: UA.desktop, referrer: "https://news.example.org/item", variant: null, country: null });
+    expect(click).toMatchObject({ ts: now, ua: UA.desktop, referrer: "https://news.example.org/item", variant: null, rule: null, qr: false, country: null });
     const hooks = h.webhooks.filter((w) => w.url === "https://93.184.216.34/hook");
     expect(hooks).toHaveLength(1);
     expect(hooks[0]!.secret).toStartWith("whsec_");
@@ -159,6 +159,30 @@ describe("the click event of a counted redirect", () => {
       event: "link.clicked", slug, target: "https://example.com/c", destination: "https://example.com/c", timestamp: new Date(now).toISOString(),
       country: null, device: "desktop", browser: "Chrome", referrer: "https://news.example.org/item",
     });
+  });
+
+  test("carries the visitor's address (for the drain's place lookup and visitor hash) even with no GeoIP database", async () => {
+    const slug = await h.createLink({ url: "https://example.com/ip" });
+    await h.visit(slug, { ip: "203.0.113.9" });
+    await h.visit(slug, { ip: "2001:db8::7" });
+    expect((await clicksOf(slug)).map((c) => c.ip)).toEqual(["203.0.113.9", "2001:db8::7"]);
+  });
+
+  test("the QR marker (?qr=1 or &qr=1) is recorded as a QR click and never reaches the destination", async () => {
+    const slug = await h.createLink({ url: "https://example.com/poster?from=wall" });
+    const paths = [`${slug}?qr=1`, `${slug}?utm=x&qr=1`, `${slug}/?qr=1&x=2`, slug, `${slug}?qr=10`, `${slug}?xqr=1`, `${slug}?qr=0`, `${slug}?a=qr=1`];
+    for (const path of paths) expectRedirect(await h.visit(path), "https://example.com/poster?from=wall");
+    expect((await clicksOf(slug)).map((c) => c.qr)).toEqual([true, true, true, false, false, false, false, false]);
+  });
+
+  test("records the index of the rule that matched, null when none did", async () => {
+    const slug = await h.createLink({
+      url: "https://example.com/desk",
+      rules: [{ kind: "device", match: "android", url: "https://example.com/android" }, { kind: "device", match: "ios", url: "https://example.com/ios" }],
+    });
+    expectRedirect(await h.visit(slug, { headers: { "user-agent": UA.iphone } }), "https://example.com/ios");
+    expectRedirect(await h.visit(slug), "https://example.com/desk");
+    expect((await clicksOf(slug)).map((c) => [c.rule, c.variant])).toEqual([[1, null], [null, null]]);
   });
 
   test("a User-Agent longer than 512 characters is cut to 512 in the click", async () => {

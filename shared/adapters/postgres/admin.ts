@@ -1,6 +1,8 @@
 /** The administration role of the Postgres store: migrations, lifecycle, readiness, export and import. */
 import type { Account, AdminStore, ApiKeyRecord, ExportRecord, ImportResult } from "../../ports.ts";
-import { EXPORT_PAGE, importResult, rollupRecord, splitBatch, storedCountry, storedVariant } from "../export-support.ts";
+import { toClickCell } from "../click-log.ts";
+import { EXPORT_PAGE, importResult, splitBatch } from "../export-support.ts";
+import { upsertSettledFrom } from "./clicks.ts";
 import type { PostgresConnection } from "./connection.ts";
 import { API_KEY_COLUMNS } from "./keys.ts";
 import { LINK_COLUMN_LIST, postgresRowToLink } from "../link-columns.ts";
@@ -62,10 +64,9 @@ export function postgresAdmin(c: PostgresConnection): AdminStore {
         for await (const rows of keys.cursor(EXPORT_PAGE)) for (const k of rows) yield { type: "apiKey", data: k };
         const links = tx<Record<string, unknown>[]>`SELECT ${tx.unsafe(LINK_COLUMN_LIST)} FROM links ORDER BY created_at, id`;
         for await (const rows of links.cursor(EXPORT_PAGE)) for (const r of rows) yield { type: "link", data: postgresRowToLink(r) };
-        const rollups = tx<Parameters<typeof rollupRecord>[0][]>`
-          SELECT link_id, hour, device, browser, country, variant, clicks FROM click_rollups
-          ORDER BY link_id, hour, device, browser, country, variant`;
-        for await (const rows of rollups.cursor(EXPORT_PAGE)) for (const r of rows) yield { type: "rollup", data: rollupRecord(r) };
+        const cells = tx<Parameters<typeof toClickCell>[0][]>`
+          SELECT link_id, hour, dims, bot, clicks, visitors FROM click_cells ORDER BY link_id, hour, dims, bot`;
+        for await (const rows of cells.cursor(EXPORT_PAGE)) for (const r of rows) yield { type: "cell", data: toClickCell(r) };
         await tx`COMMIT`;
         open = false;
       } finally {
@@ -76,7 +77,7 @@ export function postgresAdmin(c: PostgresConnection): AdminStore {
 
     importRecords(batch: ExportRecord[]): Promise<ImportResult> {
       const s = splitBatch(batch);
-      const n = { accounts: 0, apiKeys: 0, links: 0, rollups: 0 };
+      const n = { accounts: 0, apiKeys: 0, links: 0, cells: 0 };
       return c.run(async () => {
         // One transaction. A bare ON CONFLICT DO NOTHING covers every unique constraint (id, email, key hash,
         // domain + slug, rollup cell); the EXISTS clauses skip rows whose owner is missing instead of failing
@@ -105,18 +106,26 @@ export function postgresAdmin(c: PostgresConnection): AdminStore {
             n.apiKeys = res.count;
           }
           if (s.links.length > 0) n.links = (await insertLinkRows(tx, s.links, true)).length;
-          if (s.rollups.length > 0) {
-            const r = s.rollups;
-            const res = await tx`
-              INSERT INTO click_rollups (link_id, hour, device, browser, country, variant, clicks)
-              SELECT t.* FROM unnest(
-                ${r.map((x) => x.linkId)}::text[], ${r.map((x) => x.hour)}::bigint[], ${r.map((x) => x.device)}::text[],
-                ${r.map((x) => x.browser)}::text[], ${r.map((x) => storedCountry(x.country))}::text[],
-                ${r.map((x) => storedVariant(x.variant))}::integer[], ${r.map((x) => x.clicks)}::bigint[]
-              ) AS t(link_id, hour, device, browser, country, variant, clicks)
-              WHERE EXISTS (SELECT 1 FROM links l WHERE l.id = t.link_id)
-              ON CONFLICT DO NOTHING`;
-            n.rollups = res.count;
+          if (s.cells.length > 0) {
+            // Cells of a day (or an hour, settleHours) settled already are added to its settled totals too (see recordClicks).
+            const x = s.cells;
+            const [res] = await tx<{ n: number }[]>`
+              WITH ins AS (
+                INSERT INTO click_cells (link_id, hour, dims, bot, clicks, visitors)
+                SELECT t.link_id, t.hour, t.dims, t.bot <> 0, t.clicks, t.visitors FROM unnest(
+                  ${x.map((r) => r.linkId)}::text[], ${x.map((r) => r.hour)}::bigint[], ${x.map((r) => r.dims)}::text[],
+                  ${x.map((r) => (r.bot ? 1 : 0))}::integer[], ${x.map((r) => r.clicks)}::bigint[], ${x.map((r) => r.visitors)}::bigint[]
+                ) AS t(link_id, hour, dims, bot, clicks, visitors)
+                WHERE EXISTS (SELECT 1 FROM links l WHERE l.id = t.link_id)
+                ON CONFLICT DO NOTHING
+                RETURNING link_id, hour, dims, bot, clicks, visitors
+              ), state AS (
+                SELECT settled_before, greatest(settled_before, hours_before) AS hours_before FROM click_settle_state WHERE id = 1 FOR SHARE
+              ), late AS (
+                SELECT ins.* FROM ins, state WHERE ins.hour < state.hours_before
+              ), settled AS (${tx.unsafe(upsertSettledFrom("late", "(SELECT settled_before FROM state)"))})
+              SELECT count(*)::int AS n FROM ins`;
+            n.cells = res!.n;
           }
         });
         return importResult(s, n);

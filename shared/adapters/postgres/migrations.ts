@@ -5,6 +5,9 @@
  * migration: append a new one.
  */
 import type { Sql } from "postgres";
+import { IMPORT_JOBS_POSTGRES } from "./imports.ts";
+import { ANALYTICS_STORAGE_POSTGRES, CELL_KEYS_BYTEWISE_POSTGRES, SETTLED_WEEKS_MONTHS_POSTGRES } from "./migration-analytics.ts";
+import { EVENT_WEBHOOKS_POSTGRES } from "./event-webhooks.ts";
 
 export interface Migration {
   version: number;
@@ -315,6 +318,19 @@ CREATE INDEX link_tags_tag_lower ON link_tags(lower(tag), link_id);
 CREATE INDEX links_account_folder_lower ON links(account_id, lower(folder), created_at DESC, id DESC);
 `,
   },
+  {
+    version: 14,
+    name: "analytics: raw click log per batch, rollup cells over every dimension, settled totals",
+    sql: ANALYTICS_STORAGE_POSTGRES,
+  },
+  {
+    version: 15,
+    name: "rollup cell keys compared bytewise",
+    sql: CELL_KEYS_BYTEWISE_POSTGRES,
+  },
+  { version: 16, name: "import jobs (issue #25)", sql: IMPORT_JOBS_POSTGRES },
+  { version: 17, name: "event webhooks: account endpoints and the outbox of their deliveries", sql: EVENT_WEBHOOKS_POSTGRES },
+  { version: 18, name: "analytics: settled totals per ISO week and month besides days; hourly ones of the day not settled yet", sql: SETTLED_WEEKS_MONTHS_POSTGRES },
 ];
 
 /**

@@ -9,6 +9,8 @@ import { postgresAccounts } from "./accounts.ts";
 import { postgresAdmin } from "./admin.ts";
 import { postgresClicks } from "./clicks.ts";
 import { PostgresConnection, type PostgresStoreOptions } from "./connection.ts";
+import { postgresImports } from "./imports.ts";
+import { postgresEventWebhooks } from "./event-webhooks.ts";
 import { postgresKeys } from "./keys.ts";
 import { postgresLinks } from "./links.ts";
 
@@ -21,7 +23,7 @@ export class PostgresStore {
   constructor(url: string, opts: PostgresStoreOptions = {}) {
     const c = new PostgresConnection(url, opts);
     const roles: Store = {
-      ...postgresAdmin(c), ...postgresAccounts(c), ...postgresKeys(c), ...postgresLinks(c), ...postgresClicks(c),
+      ...postgresAdmin(c), ...postgresAccounts(c), ...postgresKeys(c), ...postgresLinks(c), ...postgresClicks(c), ...postgresEventWebhooks(c), ...postgresImports(c),
     };
     Object.assign(this, roles);
   }

@@ -1,8 +1,10 @@
 /** The administration role of the SQLite store: migrations, lifecycle, readiness, export and import. */
 import { Database } from "bun:sqlite";
 import type { Account, AdminStore, ApiKeyRecord, ExportRecord, ImportResult } from "../../ports.ts";
-import { importResult, rollupRecord, splitBatch, storedCountry, storedVariant } from "../export-support.ts";
+import { toClickCell } from "../click-log.ts";
+import { importResult, splitBatch } from "../export-support.ts";
 import { ACCOUNT_SELECT } from "./accounts.ts";
+import { settleLate } from "./clicks.ts";
 import type { SqliteConnection } from "./connection.ts";
 import { API_KEY_COLUMNS } from "./keys.ts";
 import { LINK_COLUMN_LIST, LINK_COLUMNS, sqliteInsertValues, sqliteRowToLink } from "../link-columns.ts";
@@ -64,12 +66,10 @@ export function sqliteAdmin(c: SqliteConnection): AdminStore {
         for (const r of db.query<Record<string, unknown>, []>(`${LINK_SELECT} ORDER BY created_at, id`).iterate()) {
           yield { type: "link", data: sqliteRowToLink(r) };
         }
-        type RollupRow = Parameters<typeof rollupRecord>[0];
-        const rollups = db.query<RollupRow, []>(
-          `SELECT link_id, hour, device, browser, country, variant, clicks FROM click_rollups
-           ORDER BY link_id, hour, device, browser, country, variant`,
+        const cells = db.query<Parameters<typeof toClickCell>[0], []>(
+          `SELECT link_id, hour, dims, bot, clicks, visitors FROM click_cells ORDER BY link_id, hour, dims, bot`,
         );
-        for (const r of rollups.iterate()) yield { type: "rollup", data: rollupRecord(r) };
+        for (const r of cells.iterate()) yield { type: "cell", data: toClickCell(r) };
       } finally {
         if (!own) {
           if (db.inTransaction) db.run("COMMIT");
@@ -80,7 +80,7 @@ export function sqliteAdmin(c: SqliteConnection): AdminStore {
 
     async importRecords(batch: ExportRecord[]): Promise<ImportResult> {
       const s = splitBatch(batch);
-      const n = { accounts: 0, apiKeys: 0, links: 0, rollups: 0 };
+      const n = { accounts: 0, apiKeys: 0, links: 0, cells: 0 };
       // A bare ON CONFLICT DO NOTHING covers every unique constraint (id, email, key hash, domain + slug);
       // the EXISTS clauses skip rows whose owner is missing instead of failing the batch on a foreign key.
       c.db
@@ -108,15 +108,13 @@ export function sqliteAdmin(c: SqliteConnection): AdminStore {
             n.links++;
             tags.run(l.id, JSON.stringify(l.tags));
           }
-          const rollup = c.st(
-            `INSERT INTO click_rollups (link_id, hour, device, browser, country, variant, clicks)
-             SELECT ?, ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM links WHERE id = ?) ON CONFLICT DO NOTHING`,
+          const cell = c.st(
+            `INSERT INTO click_cells (link_id, hour, dims, bot, clicks, visitors)
+             SELECT ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM links WHERE id = ?) ON CONFLICT DO NOTHING`,
           );
-          for (const r of s.rollups) {
-            n.rollups += rollup.run(
-              r.linkId, r.hour, r.device, r.browser, storedCountry(r.country), storedVariant(r.variant), r.clicks, r.linkId,
-            ).changes;
-          }
+          const written = s.cells.filter((x) => cell.run(x.linkId, x.hour, x.dims, x.bot ? 1 : 0, x.clicks, x.visitors, x.linkId).changes > 0);
+          n.cells = written.length;
+          settleLate(c, written);
         })
         .immediate();
       return importResult(s, n);

@@ -1,67 +1,210 @@
-/** The clicks-and-stats role of the SQLite store: the raw click log, hourly rollups, hit counts and stats. */
-import type { ClickStore, RollupStats, StoredClick } from "../../ports.ts";
-import { clickLogRows, parseClickLogRow, sumCells } from "../click-log.ts";
-import { foldTotals, type TotalRow } from "../link-store-support.ts";
+/**
+ * The clicks-and-stats role of the SQLite store: raw click log, rollup cells, settled totals and hit counts
+ * (shared/ports/clicks.ts; docs/analytics.md). SQLite has one writer at a time, so each write is one IMMEDIATE
+ * transaction doing its sums in JS.
+ */
+import type { Statement } from "bun:sqlite";
+import type { Dimension } from "../../clicks/dimensions.ts";
+import type { ClickCell, ClickScope, ClickStore, SettledGrain, SettledTotal, StoredClick } from "../../ports.ts";
+import {
+  byBatch, clickLogRow, DAY_MS, dayStart, HOUR_KEYS, parseClickLogRow, settledKey, settledRows, sumCells, toClickCell,
+  toSettledTotal, type CellSum,
+} from "../click-log.ts";
+import { hourStart } from "../link-store-support.ts";
 import { CLICK_CHUNK, type SqliteConnection } from "./connection.ts";
 
-const INSERT_CLICK_BATCH = `INSERT INTO click_batches (link_id, batch_id, first_ts, last_ts, clicks, data)
-  VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (link_id, batch_id) DO NOTHING`;
+const INSERT_LOG = `INSERT INTO click_log (batch_id, first_ts, last_ts, clicks, data) VALUES (?, ?, ?, ?, ?)
+  ON CONFLICT (batch_id) DO NOTHING`;
+const UPSERT_CELL = `INSERT INTO click_cells (link_id, hour, dims, bot, clicks, visitors) VALUES (?, ?, ?, ?, ?, ?)
+  ON CONFLICT (link_id, hour, dims, bot) DO UPDATE SET clicks = clicks + excluded.clicks, visitors = visitors + excluded.visitors`;
+const UPSERT_SETTLED = `INSERT INTO click_settled (link_id, dimension, bucket, value, bot, clicks, visitors) VALUES (?, ?, ?, ?, ?, ?, ?)
+  ON CONFLICT (link_id, dimension, bucket, value, bot)
+  DO UPDATE SET clicks = clicks + excluded.clicks, visitors = visitors + excluded.visitors`;
+/** The earliest cell's hour, a primary-key seek per link. */
+const FIRST_CELL_HOUR = `SELECT min((SELECT min(hour) FROM click_cells c WHERE c.link_id = l.id)) AS h FROM links l`;
+/** Every link's cells in [?, ?), link after link (CROSS JOIN: links first, then each link's primary-key range). */
+const CELLS_BY_LINK = `SELECT c.link_id AS linkId, c.hour, c.dims, c.bot, c.clicks, c.visitors
+  FROM links l CROSS JOIN click_cells c WHERE c.link_id = l.id AND c.hour >= ? AND c.hour < ?`;
+const SETTLE_STATE = `SELECT settled_before AS days, max(settled_before, hours_before) AS hours FROM click_settle_state WHERE id = 1`;
+/** A link's hourly dimension rows of one dimension in [?, ?): settleDays replaces them with the day's rows. */
+const DELETE_HOUR_ROWS = `DELETE FROM click_settled WHERE link_id = ? AND dimension = ? AND bucket >= ? AND bucket < ?`;
+
+/** Runs a statement of its own over `args`, yielding rows: a shared statement could be reused between two yields. */
+function* iterate<Row>(c: SqliteConnection, sql: string, args: (string | number)[]): Generator<Row> {
+  const st: Statement<Row, (string | number)[]> = c.db.prepare(sql);
+  try {
+    yield* st.iterate(...args);
+  } finally {
+    st.finalize();
+  }
+}
+
+/** The part of a read's WHERE clause (and its arguments) that limits it to the scope's links. */
+function scopeSql(scope: ClickScope, table: string): { from: string; where: string; arg: string } {
+  if ("linkId" in scope) return { from: `${table} t`, where: "t.link_id = ?", arg: scope.linkId };
+  // CROSS JOIN keeps SQLite reading the account's links first, then each link's rows by its primary key.
+  return { from: `links l CROSS JOIN ${table} t`, where: "l.account_id = ? AND t.link_id = l.id", arg: scope.accountId };
+}
+
+/** The first day not settled, and the first hour whose cells are not in settled totals (settledHoursBefore). */
+const settleStateOf = (c: SqliteConnection) => c.st<{ days: number; hours: number }>(SETTLE_STATE).get()!;
+
+function addSettled(c: SqliteConnection, cells: CellSum[], hourlyFrom?: number): void {
+  const upsert = c.st(UPSERT_SETTLED);
+  for (const r of settledRows(cells, hourlyFrom)) upsert.run(r.linkId, r.dimension, r.bucket, r.value, r.bot ? 1 : 0, r.clicks, r.visitors);
+}
+
+/** Adds cells just written whose day or hour is settled already (a late click, an import) to the settled totals. */
+export function settleLate(c: SqliteConnection, cells: CellSum[]): void {
+  const state = settleStateOf(c);
+  const late = cells.filter((x) => x.hour < state.hours);
+  if (late.length > 0) addSettled(c, late, state.days);
+}
+
+/**
+ * Sums the cells of [from, to) link by link through the cells' primary key (no index on hour: it cost about 4 µs per
+ * cell written), handing each link's cells to `settle`: memory follows one link's rows, never the backlog.
+ */
+function eachLinksCells(c: SqliteConnection, from: number, to: number, settle: (cells: CellSum[]) => void): void {
+  let linkCells: CellSum[] = [];
+  const rows = c.st<Omit<CellSum, "bot"> & { bot: number }>(CELLS_BY_LINK);
+  for (const r of rows.iterate(from, to)) {
+    if (linkCells.length > 0 && linkCells[0]!.linkId !== r.linkId) {
+      settle(linkCells);
+      linkCells = [];
+    }
+    linkCells.push({ ...r, bot: r.bot === 1 });
+  }
+  if (linkCells.length > 0) settle(linkCells);
+}
 
 export function sqliteClicks(c: SqliteConnection): ClickStore {
+  const liveLinks = (ids: string[]): Set<string> => {
+    const live = new Set<string>();
+    for (let i = 0; i < ids.length; i += CLICK_CHUNK) {
+      const part = ids.slice(i, i + CLICK_CHUNK);
+      const found = c.st<{ id: string }>(`SELECT id FROM links WHERE id IN (${part.map(() => "?").join(",")})`).all(...part);
+      for (const r of found) live.add(r.id);
+    }
+    return live;
+  };
+  const addCells = (cells: CellSum[]) => {
+    const upsert = c.st(UPSERT_CELL);
+    for (const x of cells) upsert.run(x.linkId, x.hour, x.dims, x.bot ? 1 : 0, x.clicks, x.visitors);
+    settleLate(c, cells);
+  };
+
   return {
     async recordClicks(clicks: StoredClick[]): Promise<void> {
       if (clicks.length === 0) return;
-      const rows = clickLogRows(clicks);
       c.db
         .transaction(() => {
-          // Rows of links deleted meanwhile are dropped; of the rest, only those new to the log (a redelivered
-          // batch is skipped by ON CONFLICT) count towards rollups and hits, summed here and written once per
-          // cell and link.
-          const linkIds = [...new Set(rows.map((r) => r.linkId))];
-          const live = new Set<string>();
-          for (let i = 0; i < linkIds.length; i += CLICK_CHUNK) {
-            const part = linkIds.slice(i, i + CLICK_CHUNK);
-            const found = c.st<{ id: string }>(`SELECT id FROM links WHERE id IN (${part.map(() => "?").join(",")})`).all(...part);
-            for (const r of found) live.add(r.id);
+          // Clicks of links deleted meanwhile are dropped; of the rest, only those of batches new to the log (a
+          // redelivered batch is skipped by ON CONFLICT) count towards cells and hits.
+          const live = liveLinks([...new Set(clicks.map((x) => x.linkId))]);
+          const insert = c.st(INSERT_LOG);
+          const fresh: StoredClick[] = [];
+          for (const [batch, all] of byBatch(clicks)) {
+            const kept = all.filter((x) => live.has(x.linkId));
+            if (kept.length === 0) continue;
+            const row = clickLogRow(batch, kept);
+            if (insert.run(row.batch, row.firstTs, row.lastTs, row.clicks, row.data).changes > 0) fresh.push(...kept);
           }
-          const insert = c.st(INSERT_CLICK_BATCH);
-          const written = rows.filter(
-            (r) => live.has(r.linkId) && insert.run(r.linkId, r.batch, r.firstTs, r.lastTs, r.clicks, r.data).changes > 0,
-          );
-          const rollup = c.st(
-            `INSERT INTO click_rollups (link_id, hour, device, browser, country, variant, clicks)
-             VALUES (?, ?, ?, ?, ?, ?, ?)
-             ON CONFLICT (link_id, hour, device, browser, country, variant) DO UPDATE SET clicks = clicks + excluded.clicks`,
-          );
-          for (const { linkId, cell: c } of sumCells(written)) {
-            rollup.run(linkId, c.hour, c.device, c.browser, c.country, c.variant, c.clicks);
-          }
+          const cells = sumCells(fresh);
+          addCells(cells);
           const hits = new Map<string, number>();
-          for (const r of written) hits.set(r.linkId, (hits.get(r.linkId) ?? 0) + r.clicks);
+          for (const x of cells) hits.set(x.linkId, (hits.get(x.linkId) ?? 0) + x.clicks);
           const bump = c.st(`UPDATE links SET hits = hits + ? WHERE id = ?`);
           for (const [linkId, n] of hits) bump.run(n, linkId);
         })
         .immediate();
     },
 
-    async *rawClicks(linkId: string): AsyncIterable<StoredClick> {
-      // Its own statement, not a cached one: another call could run a shared statement between two yields.
-      const rows = c.db.prepare<{ batch: string; data: string }, [string]>(
-        `SELECT batch_id AS batch, data FROM click_batches WHERE link_id = ? ORDER BY first_ts, batch_id`,
-      );
-      try {
-        for (const r of rows.iterate(linkId)) yield* parseClickLogRow(linkId, r.batch, r.data);
-      } finally {
-        rows.finalize();
+    async *readCells(scope: ClickScope, fromHour: number, toHour: number): AsyncIterable<ClickCell> {
+      const s = scopeSql(scope, "click_cells");
+      const sql = `SELECT t.link_id, t.hour, t.dims, t.bot, t.clicks, t.visitors FROM ${s.from}
+        WHERE ${s.where} AND t.hour >= ? AND t.hour < ?`;
+      for (const r of iterate<Parameters<typeof toClickCell>[0]>(c, sql, [s.arg, fromHour, toHour])) yield toClickCell(r);
+    },
+
+    async *readSettled(scope: ClickScope, dimension: Dimension | null, from: number, to: number, grain: SettledGrain = "day"): AsyncIterable<SettledTotal> {
+      const s = scopeSql(scope, "click_settled");
+      const sql = `SELECT t.link_id, t.dimension, t.bucket, t.value, t.bot, t.clicks, t.visitors FROM ${s.from}
+        WHERE ${s.where} AND t.dimension = ? AND t.bucket >= ? AND t.bucket < ?`;
+      const args = [s.arg, settledKey(dimension, grain), from, to];
+      for (const r of iterate<Parameters<typeof toSettledTotal>[0]>(c, sql, args)) yield toSettledTotal(r);
+    },
+
+    async settledBefore(): Promise<number> {
+      return settleStateOf(c).days;
+    },
+
+    async settledHoursBefore(): Promise<number> {
+      return settleStateOf(c).hours;
+    },
+
+    /**
+     * Hours of the first day not settled that settleHours settled are in its rows already: only the cells after them
+     * are added; their hourly dimension rows are deleted (per link and dimension, a primary-key range).
+     */
+    async settleDays(before: number): Promise<number> {
+      return c.db
+        .transaction(() => {
+          const { days: done, hours } = settleStateOf(c);
+          const first = done > 0 ? done : c.st<{ h: number | null }>(FIRST_CELL_HOUR).get()?.h;
+          const to = dayStart(before);
+          if (first === null || first === undefined || dayStart(first) >= to) return done;
+          if (hours > done) {
+            const deleteHours = c.st(DELETE_HOUR_ROWS);
+            eachLinksCells(c, done, hours, (cells) => {
+              for (const key of HOUR_KEYS) deleteHours.run(cells[0]!.linkId, key, done, hours);
+            });
+          }
+          eachLinksCells(c, Math.max(dayStart(first), hours), to, (cells) => addSettled(c, cells));
+          c.st(`UPDATE click_settle_state SET settled_before = ? WHERE id = 1`).run(to);
+          return to;
+        })
+        .immediate();
+    },
+
+    /** The hours' cells go to the day's (week's, month's) rows, the hourly totals and hourly dimension rows. */
+    async settleHours(before: number): Promise<number> {
+      return c.db
+        .transaction(() => {
+          const { days, hours } = settleStateOf(c);
+          const to = Math.min(hourStart(before), days + DAY_MS);
+          if (days === 0 || to <= hours) return hours;
+          eachLinksCells(c, hours, to, (cells) => addSettled(c, cells, -Infinity));
+          c.st(`UPDATE click_settle_state SET hours_before = ? WHERE id = 1`).run(to);
+          return to;
+        })
+        .immediate();
+    },
+
+    async *readClickLog(scope: ClickScope, from: number, to: number): AsyncIterable<StoredClick> {
+      const links = "linkId" in scope
+        ? liveLinks([scope.linkId])
+        : new Set(c.st<{ id: string }>(`SELECT id FROM links WHERE account_id = ?`).all(scope.accountId).map((r) => r.id));
+      if (links.size === 0) return;
+      // One link: only rows whose text names it (its JSON string) are parsed.
+      const only = "linkId" in scope ? ` AND instr(data, ?) > 0` : "";
+      const args: (string | number)[] = [from, to];
+      if ("linkId" in scope) args.push(JSON.stringify(scope.linkId));
+      const sql = `SELECT batch_id, data FROM click_log WHERE last_ts >= ? AND first_ts < ?${only} ORDER BY last_ts, batch_id`;
+      for (const r of iterate<{ batch_id: string; data: string }>(c, sql, args)) {
+        yield* parseClickLogRow(r.batch_id, r.data, links, from, to);
       }
     },
 
-    async getStats(linkId: string, fromHour: number): Promise<RollupStats> {
-      const totals = c.st<TotalRow>(`SELECT dimension, value, clicks FROM click_totals WHERE link_id = ?`).all(linkId);
-      const hourly = c.st<{ hour: number; clicks: number }>(
-        `SELECT hour, clicks FROM click_hourly WHERE link_id = ? AND hour >= ? ORDER BY hour`,
-      ).all(linkId, fromHour);
-      return foldTotals(totals, hourly);
+    async pruneClickLog(before: number): Promise<number> {
+      const row = c.db
+        .transaction(() => {
+          const n = c.st<{ n: number }>(`SELECT coalesce(sum(clicks), 0) AS n FROM click_log WHERE last_ts < ?`).get(before);
+          c.st(`DELETE FROM click_log WHERE last_ts < ?`).run(before);
+          return n;
+        })
+        .immediate();
+      return row?.n ?? 0;
     },
   };
 }

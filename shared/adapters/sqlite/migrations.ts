@@ -5,6 +5,10 @@
  * append a new one.
  */
 import type { Database } from "bun:sqlite";
+import { ANALYTICS_STORAGE_SQLITE, SETTLED_WEEKS_MONTHS_SQLITE } from "./migration-analytics.ts";
+import { VISITOR_LEDGER_SQLITE } from "./migration-visitors.ts";
+import { IMPORT_JOBS_SQLITE } from "./imports.ts";
+import { EVENT_WEBHOOKS_SQLITE } from "./event-webhooks.ts";
 
 export interface Migration {
   version: number;
@@ -259,6 +263,15 @@ CREATE INDEX link_tags_tag_lower ON link_tags(lower(tag), link_id);
 CREATE INDEX links_account_folder_lower ON links(account_id, lower(folder), created_at DESC, id DESC);
 `,
   },
+  {
+    version: 11,
+    name: "analytics: raw click log per batch, rollup cells over every dimension, settled totals",
+    sql: ANALYTICS_STORAGE_SQLITE,
+  },
+  { version: 12, name: "unique visitors: the day keys and the (link, visitor) pairs seen, two days kept", sql: VISITOR_LEDGER_SQLITE },
+  { version: 14, name: "import jobs (issue #25)", sql: IMPORT_JOBS_SQLITE },
+  { version: 15, name: "event webhooks: account endpoints and the outbox of their deliveries", sql: EVENT_WEBHOOKS_SQLITE },
+  { version: 16, name: "analytics: settled totals per ISO week and month besides days; hourly ones of the day not settled yet", sql: SETTLED_WEEKS_MONTHS_SQLITE },
 ];
 
 /** Applies every migration not yet recorded; a no-op when the schema is current. */

@@ -9,6 +9,8 @@ import { sqliteAccounts } from "./accounts.ts";
 import { sqliteAdmin } from "./admin.ts";
 import { sqliteClicks } from "./clicks.ts";
 import { SqliteConnection } from "./connection.ts";
+import { sqliteImports } from "./imports.ts";
+import { sqliteEventWebhooks } from "./event-webhooks.ts";
 import { sqliteKeys } from "./keys.ts";
 import { sqliteLinks } from "./links.ts";
 
@@ -19,7 +21,7 @@ export class SqliteStore {
   /** `path`: a file (its directory is created) or ":memory:". */
   constructor(path: string) {
     const c = new SqliteConnection(path);
-    const roles: Store = { ...sqliteAdmin(c), ...sqliteAccounts(c), ...sqliteKeys(c), ...sqliteLinks(c), ...sqliteClicks(c) };
+    const roles: Store = { ...sqliteAdmin(c), ...sqliteAccounts(c), ...sqliteKeys(c), ...sqliteLinks(c), ...sqliteClicks(c), ...sqliteEventWebhooks(c), ...sqliteImports(c) };
     Object.assign(this, roles);
   }
 }

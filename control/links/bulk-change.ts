@@ -1,0 +1,125 @@
+/**
+ * Bulk changes (issue #25): update or delete many of the caller's links in one call, named by slugs or selected by
+ * the list's filters, at most BULK_MAX per call. Each link goes through the single-link path (findOwnLink, the
+ * update's compare-and-set and publish, the delete's cache drop), each row reported on its own; the changes are
+ * validated, their webhook target checked and their password hashed once. A filter matching more links answers
+ * the first page and a nextCursor to continue with (keyset: links a call changed or deleted do not shift the rest).
+ */
+import { AppError, invalidInput, toAppError, type FieldError } from "../../shared/errors.ts";
+import type { LinkChanges } from "../../shared/link-input.ts";
+import { Limiter } from "../../shared/limiter.ts";
+import { validate } from "../../shared/validation.ts";
+import type { Caller, Deps } from "../deps.ts";
+import { BULK_FILTERS, BulkChangeInput, BulkDeleteInput, type BulkChangeRow, type BulkSelector } from "./bulk-schemas.ts";
+import { applyPreparedUpdate, BULK_MAX, findOwnLink, listLinks, prepareUpdate, removeLink, validateUpdate, type PreparedUpdate } from "./service.ts";
+
+/** A field error of a part of the body (`changes`, `filter`) at its place in the body. */
+function withPrefix(e: unknown, prefix: string, applies: (path: string) => boolean = () => true): unknown {
+  if (!(e instanceof AppError) || e.code !== "invalid_input" || !e.errors) return e;
+  return invalidInput(e.errors.map((f) => (applies(f.path) ? { ...f, path: `${prefix}${f.path}` } : f)), e.message);
+}
+
+function checkSelector(s: BulkSelector, errors: FieldError[]): void {
+  if ((s.slugs === undefined) === (s.filter === undefined)) errors.push({ path: "/", message: "give either slugs or filter (an empty filter {} selects every link)" });
+  for (const k of ["cursor", "limit"] as const) if (s[k] !== undefined && s.filter === undefined) errors.push({ path: `/${k}`, message: "goes with filter only" });
+}
+
+/** The slugs a call works on, and the cursor after them: the slugs given, or one page of the filter's matches. */
+async function selected(deps: Deps, caller: Caller, s: BulkSelector): Promise<{ slugs: string[]; nextCursor: string | null }> {
+  if (s.slugs) return { slugs: s.slugs, nextCursor: null };
+  const query = { ...s.filter, cursor: s.cursor, limit: s.limit ?? BULK_MAX };
+  try {
+    const page = await listLinks(deps, caller, query);
+    return { slugs: page.links.map((l) => l.slug), nextCursor: page.nextCursor };
+  } catch (e) {
+    throw withPrefix(e, "/filter", (path) => (BULK_FILTERS as readonly string[]).includes(path.slice(1)));
+  }
+}
+
+/**
+ * Links worked on at once by one bulk call. One at a time, 500 updates took 2.4 s on Postgres (about 5 ms of round
+ * trips each), 4 at once 0.75 s (deletes 1.45 s and 0.47 s); a few at once overlap those waits without one
+ * account's call taking every store connection.
+ */
+const BULK_CHANGES_AT_ONCE = 4;
+
+/** Runs `act` for each slug, a few at once; a slug given twice, unknown or another account's fails alone. Rows in order. */
+async function eachLink(
+  deps: Deps,
+  caller: Caller,
+  slugs: string[],
+  done: "updated" | "deleted",
+  act: (link: Awaited<ReturnType<typeof findOwnLink>>) => Promise<unknown>,
+): Promise<BulkChangeRow[]> {
+  const seen = new Set<string>();
+  const working = new Limiter(BULK_CHANGES_AT_ONCE);
+  return Promise.all(slugs.map((slug, index) => {
+    const repeated = seen.has(slug);
+    seen.add(slug);
+    return working.run(async (): Promise<BulkChangeRow> => {
+      try {
+        if (repeated) throw invalidInput([{ path: `/slugs/${index}`, message: "is given by an earlier row" }]);
+        await act(await findOwnLink(deps, caller, slug));
+        return { index, slug, ok: true, status: done };
+      } catch (e) {
+        return { index, slug, ok: false, status: "failed", error: toAppError(e).toProblem() };
+      }
+    });
+  }));
+}
+
+const folded = (tags: string[]) => new Set(tags.map((t) => t.toLowerCase()));
+
+/** The link's tags with `add` (those it lacks, ignoring case) and without `remove`, as the tags rule normalises them. */
+function retagged(deps: Deps, tags: string[], add: string[] = [], remove: string[] = []): LinkChanges {
+  const have = folded(tags);
+  const drop = folded(remove);
+  const next = [...tags, ...add.filter((t) => !have.has(t.toLowerCase()))].filter((t) => !drop.has(t.toLowerCase()));
+  return validateUpdate(deps, { tags: next });
+}
+
+/** The body's changes, validated as a single update's, refused when they could not apply to many links. */
+function bulkChanges(deps: Deps, input: BulkChangeInput): LinkChanges {
+  const errors: FieldError[] = [];
+  checkSelector(input, errors);
+  const raw = input.changes ?? {};
+  const retag = input.addTags !== undefined || input.removeTags !== undefined;
+  if (Object.keys(raw).length === 0 && !retag) errors.push({ path: "/changes", message: "nothing to change: give changes, addTags or removeTags" });
+  if (retag && raw.tags !== undefined) errors.push({ path: "/changes/tags", message: "cannot go with addTags or removeTags" });
+  if (typeof raw.externalId === "string" && raw.externalId !== "") errors.push({ path: "/changes/externalId", message: "is unique to one link; bulk changes may only clear it" });
+  if (errors.length) throw invalidInput(errors);
+  try {
+    return validateUpdate(deps, raw);
+  } catch (e) {
+    throw withPrefix(e, "/changes");
+  }
+}
+
+const summary = (rows: BulkChangeRow[]) => ({ done: rows.filter((r) => r.ok).length, failed: rows.filter((r) => !r.ok).length });
+
+/** PATCH /api/v1/links/bulk: the same changes (and tags added or removed) applied to each selected link. */
+export async function bulkUpdateLinks(deps: Deps, caller: Caller, body: unknown) {
+  const input = validate(BulkChangeInput, body);
+  const changes = bulkChanges(deps, input);
+  const prepared = await prepareUpdate(deps, caller, changes);
+  const { slugs, nextCursor } = await selected(deps, caller, input);
+  const retag = input.addTags !== undefined || input.removeTags !== undefined;
+  const results = await eachLink(deps, caller, slugs, "updated", (link) => {
+    const p: PreparedUpdate = retag ? { ...prepared, changes: { ...changes, ...retagged(deps, link.tags, input.addTags, input.removeTags) } } : prepared;
+    return applyPreparedUpdate(deps, caller, link, p);
+  });
+  const { done, failed } = summary(results);
+  return { results, updated: done, failed, nextCursor };
+}
+
+/** POST /api/v1/links/bulk-delete: each selected link deleted as DELETE /api/v1/links/{slug} would. */
+export async function bulkDeleteLinks(deps: Deps, caller: Caller, body: unknown) {
+  const input = validate(BulkDeleteInput, body);
+  const errors: FieldError[] = [];
+  checkSelector(input, errors);
+  if (errors.length) throw invalidInput(errors);
+  const { slugs, nextCursor } = await selected(deps, caller, input);
+  const results = await eachLink(deps, caller, slugs, "deleted", (link) => removeLink(deps, link));
+  const { done, failed } = summary(results);
+  return { results, deleted: done, failed, nextCursor };
+}
