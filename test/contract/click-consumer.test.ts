@@ -54,9 +54,9 @@ async function setUp(openQueue: () => Promise<ClickQueue>, policy: Policy, o: Pa
   return { queue, drain, batches };
 }
 
-async function until(check: () => boolean, ms = 5_000) {
+async function until(check: () => boolean | Promise<boolean>, ms = 5_000) {
   const deadline = Date.now() + ms;
-  while (!check()) {
+  while (!(await check())) {
     if (Date.now() > deadline) throw new Error("condition not met in time");
     await Bun.sleep(10);
   }
@@ -188,7 +188,10 @@ for (const q of queues) {
       // Backing off: 20 ms, then 40 ms (retryFirstMs, doubled).
       expect(errors).toEqual(["connection refused (retrying in 20 ms)", "connection refused (retrying in 40 ms)"]);
       expect(drain.rejected).toBe(0);
-      expect(await queue.queueDepth()).toBe(0);
+      // The ack follows the write: wait for it rather than race it.
+      let depth = -1;
+      await until(async () => (depth = await queue.queueDepth()) === 0);
+      expect(depth).toBe(0);
     });
   });
 }

@@ -182,11 +182,23 @@ export async function startDeployment(opts: DeploymentOptions = {}): Promise<Dep
     for (let i = 1; i < (opts.controls ?? 1); i++) more.push(startControl());
     for (let i = 0; i < (opts.redirectors ?? 2); i++) more.push(startRedirector());
     await Promise.all(more);
+    // As an orchestrator does before it routes traffic: /healthz answers as soon as the process listens, but a
+    // Redis client still connecting fails its commands at once (no offline queue), so wait for /readyz too.
+    await Promise.all([...controls, ...redirectors].map((s) => waitUntilReady(s)));
   } catch (err) {
     await deployment.stop();
     throw err;
   }
   return deployment;
+}
+
+/** Resolves once GET /readyz answers 200 (every dependency connected, the schema migrated). */
+export async function waitUntilReady(server: { url: string }, ms = 15_000): Promise<void> {
+  await waitFor(`${server.url}/readyz to answer 200`, async () => {
+    const res = await fetch(`${server.url}/readyz`, { signal: AbortSignal.timeout(2_500) }).catch(() => null);
+    await res?.body?.cancel();
+    return res?.status === 200 ? true : null;
+  }, ms);
 }
 
 async function dropSchema(url: string, schema: string): Promise<void> {
