@@ -12,6 +12,7 @@
  * SQLite: a temporary directory, removed at the end. Postgres: DATABASE_URL (default the local test database) in
  * its own schema, dropped at the end.
  */
+import { SCOPES } from "../shared/enums.ts";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -63,7 +64,7 @@ async function timeImport(bytes: Uint8Array): Promise<number> {
   const deps: Deps = { config, store, hot: new MemoryHotState(), now: Date.now };
   await store.createAccount({ id: "acct", email: "bench@example.com", passwordHash: "x", createdAt: Date.now() });
   const t0 = performance.now();
-  const { done, job } = await startImport(deps, { accountId: "acct", keyId: null }, bytes, { format: "bitly" });
+  const { done, job } = await startImport(deps, { accountId: "acct", keyId: null, scopes: SCOPES }, bytes, { format: "bitly" });
   await done;
   const ms = performance.now() - t0;
   const ended = await store.getImportJob("acct", job.id);

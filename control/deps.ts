@@ -1,5 +1,6 @@
 /** What every control-plane service receives: parsed config, the two storage ports and a clock. */
 import type { Config } from "../shared/config.ts";
+import type { Scope } from "../shared/enums.ts";
 import type { HotState, Store } from "../shared/ports.ts";
 import type { ResolveHost } from "../shared/webhooks/ssrf.ts";
 
@@ -17,4 +18,8 @@ export interface Caller {
   accountId: string;
   /** The API key used, when the caller came with one (the dashboard uses a session instead). */
   keyId: string | null;
+  /** What the caller may do (control/auth/scopes.ts checks it); a session and a key without scopes hold all. */
+  scopes: readonly Scope[];
+  /** The OAuth grant behind an access token, when the caller came with one (its id is the rate-limit budget). */
+  grantId?: string;
 }

@@ -45,3 +45,18 @@ export type DeviceMatch = Static<typeof DeviceMatch>;
 export function isOneOf<const A extends readonly string[]>(values: A, v: unknown): v is A[number] {
   return typeof v === "string" && (values as readonly string[]).includes(v);
 }
+
+/**
+ * What an API key or an OAuth access token may do, one vocabulary for both (issue #23). A key made before scopes
+ * existed, and the dashboard's own session, hold every scope. Imports need links:write; reading an import links:read.
+ */
+export const SCOPES = ["links:read", "links:write", "stats:read", "webhooks:manage"] as const;
+export const Scope = oneOf(SCOPES, { description: "A permission: links:read, links:write, stats:read or webhooks:manage." });
+export type Scope = Static<typeof Scope>;
+/** What each scope lets its holder do, in the words the consent page and the key form show. */
+export const SCOPE_DESCRIPTIONS: Record<Scope, string> = {
+  "links:read": "See your links, their settings and import jobs",
+  "links:write": "Create, change, import and delete your links",
+  "stats:read": "See your links' click statistics and export clicks",
+  "webhooks:manage": "Add, change and remove your event webhooks and see their deliveries",
+};

@@ -17,6 +17,7 @@ export const ERROR_CODES = {
   malformed_file: { status: 400, title: "File cannot be read as its format" },
   unauthorized: { status: 401, title: "Unauthorized" },
   forbidden: { status: 403, title: "Forbidden" },
+  insufficient_scope: { status: 403, title: "Insufficient scope" },
   not_found: { status: 404, title: "Not found" },
   method_not_allowed: { status: 405, title: "Method not allowed" },
   slug_taken: { status: 409, title: "Slug already taken" },
@@ -50,13 +51,19 @@ export class AppError extends Error {
   readonly errors?: FieldError[];
   /** Seconds, for 429 and 503 answers. */
   readonly retryAfter?: number;
+  /**
+   * The WWW-Authenticate value of a 401 or 403 (RFC 6750 §3: `Bearer error="insufficient_scope", scope="…"`,
+   * resource_metadata per RFC 9728); without one a 401 says `Bearer realm="api"`.
+   */
+  readonly challenge?: string;
 
-  constructor(code: ErrorCode, detail?: string, opts: { errors?: FieldError[]; retryAfter?: number } = {}) {
+  constructor(code: ErrorCode, detail?: string, opts: { errors?: FieldError[]; retryAfter?: number; challenge?: string } = {}) {
     super(detail ?? ERROR_CODES[code].title);
     this.code = code;
     this.status = ERROR_CODES[code].status;
     this.errors = opts.errors;
     this.retryAfter = opts.retryAfter;
+    this.challenge = opts.challenge;
   }
 
   toProblem(): Problem {
@@ -84,7 +91,8 @@ export function toAppError(err: unknown): AppError {
 /** problem+json Response for an error, with the headers the contract requires. */
 export function problemResponse(err: AppError, extraHeaders?: Record<string, string>): Response {
   const headers: Record<string, string> = { "content-type": "application/problem+json", ...extraHeaders };
-  if (err.code === "unauthorized") headers["www-authenticate"] = 'Bearer realm="api"';
+  if (err.challenge !== undefined) headers["www-authenticate"] = err.challenge;
+  else if (err.code === "unauthorized") headers["www-authenticate"] = 'Bearer realm="api"';
   if (err.retryAfter !== undefined) headers["retry-after"] = String(err.retryAfter);
   return new Response(JSON.stringify(err.toProblem()), { status: err.status, headers });
 }

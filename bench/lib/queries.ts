@@ -3,6 +3,7 @@
  * seeds a quiet and a busy link, a small and a large account (bench/lib/click-cells.ts), settles the days before
  * today with the store's settleDays and today's whole hours with settleHours, then times the stats service's answers alternately, one call at a time.
  */
+import { SCOPES } from "../../shared/enums.ts";
 import { Redis } from "ioredis";
 import postgres from "postgres";
 import type { Deps } from "../../control/deps.ts";
@@ -175,7 +176,7 @@ export async function measureQueries(env: Record<string, string>, sizes: QuerySi
     };
     const linkCalls = (to: number, expect: "nonBot" | "settledNonBot", d = deps) =>
       linkIds.map((slug, i) => async () => {
-        const a = await getLinkAnalytics(d, { accountId: "bench", keyId: null }, slug, { from: iso(firstHour), to: iso(to), interval: "day", groupBy: "country" });
+        const a = await getLinkAnalytics(d, { accountId: "bench", keyId: null, scopes: SCOPES }, slug, { from: iso(firstHour), to: iso(to), interval: "day", groupBy: "country" });
         check(slug, a.totals.clicks, linkSeeds[i]![expect]);
       });
     t0 = performance.now();
@@ -187,7 +188,7 @@ export async function measureQueries(env: Record<string, string>, sizes: QuerySi
     const accountQuery: RawQuery = { from: iso(accountFrom), to: iso(now), interval: "day", groupBy: "link" };
     const accountCalls = (d = deps) =>
       accounts.map((a, i) => async () => {
-        const r = await getAccountAnalytics(d, { accountId: a.id, keyId: null }, accountQuery);
+        const r = await getAccountAnalytics(d, { accountId: a.id, keyId: null, scopes: SCOPES }, accountQuery);
         check(a.id, r.totals.clicks, accountSeeds[i]!.expected);
       });
     t0 = performance.now();

@@ -7,6 +7,7 @@ import { timingSafeEqual } from "node:crypto";
 import { newToken } from "../../shared/ids.ts";
 import type { Account, Session } from "../../shared/ports.ts";
 import { findSession, SESSION_TTL_MS } from "../accounts/sessions.ts";
+import { ALL_SCOPES } from "../auth/scopes.ts";
 import type { Caller, Deps } from "../deps.ts";
 import { cookie, field, isSecureRequest, parseCookies, readForm, redirect } from "./http.ts";
 import { errorPage, type Viewer } from "./layout.ts";
@@ -49,7 +50,7 @@ export async function signedIn(ctx: RequestCtx): Promise<SignedInCtx | null> {
     ...ctx,
     session,
     account,
-    caller: { accountId: account.id, keyId: null },
+    caller: { accountId: account.id, keyId: null, scopes: ALL_SCOPES },
     viewer: { email: account.email, csrfToken: session.csrfToken },
   };
 }

@@ -4,6 +4,9 @@
  */
 import { AppError } from "../../shared/errors.ts";
 import type { RateLimitResult } from "../../shared/ports.ts";
+import type { Scope } from "../../shared/enums.ts";
+import { bearerChallenge, resourceOfPath, resourceUrl } from "../auth/challenge.ts";
+import { requireScope } from "../auth/scopes.ts";
 import type { Caller, Deps } from "../deps.ts";
 import type { KeyAuthenticator } from "../keys/service.ts";
 
@@ -15,17 +18,34 @@ export function rateLimitHeaders(r: RateLimitResult): Record<string, string> {
   };
 }
 
-/** Authenticates the request and takes one unit of the key's budget; throws unauthorized or rate_limited. */
+/**
+ * Authenticates the request, checks the scope the route needs (if any) and takes one unit of the caller's budget;
+ * throws unauthorized (with a challenge naming the resource's OAuth metadata), insufficient_scope or rate_limited.
+ */
 export async function guardApiRequest(
   deps: Deps,
   auth: KeyAuthenticator,
-  authorization: string | null | undefined,
+  request: Request,
   headers: Record<string, unknown>,
+  scope?: Scope,
 ): Promise<Caller> {
-  const caller = await auth.authenticate(authorization);
+  const resource = resourceOfPath(new URL(request.url).pathname);
+  let caller: Caller;
+  try {
+    caller = await auth.authenticate(request.headers.get("authorization"), resourceUrl(deps.config.baseUrl, resource));
+  } catch (e) {
+    if (e instanceof AppError && e.code === "unauthorized" && e.challenge === undefined) {
+      throw new AppError("unauthorized", e.message, { challenge: bearerChallenge(deps.config.baseUrl, resource) });
+    }
+    throw e;
+  }
+  if (scope) requireScope(caller, scope, deps.config.baseUrl, resource);
   await chargeApiRequests(deps, caller, 1, headers);
   return caller;
 }
+
+/** The rate-limit budget a caller spends: its key's, its OAuth grant's, else its account's. */
+const budgetOf = (caller: Caller): string => caller.keyId ?? (caller.grantId ? `grant:${caller.grantId}` : `account:${caller.accountId}`);
 
 /**
  * Takes `units` of the caller's budget (the guard takes one per HTTP request; an MCP batch of N JSON-RPC
@@ -34,7 +54,7 @@ export async function guardApiRequest(
 export async function chargeApiRequests(deps: Deps, caller: Caller, units: number, headers: Record<string, unknown>): Promise<void> {
   let r: RateLimitResult;
   try {
-    r = await deps.hot.rateLimit(`api:${caller.keyId}`, deps.config.rateLimitPerMinute, 60_000, units);
+    r = await deps.hot.rateLimit(`api:${budgetOf(caller)}`, deps.config.rateLimitPerMinute, 60_000, units);
   } catch {
     throw new AppError("unavailable", "Rate limiter unavailable", { retryAfter: 1 });
   }

@@ -11,6 +11,7 @@ import { parseArgs } from "node:util";
 import { openStorage } from "../../shared/adapters/open.ts";
 import { ConfigError, loadConfig } from "../../shared/config.ts";
 import { AppError } from "../../shared/errors.ts";
+import { ALL_SCOPES } from "../auth/scopes.ts";
 import type { Deps } from "../deps.ts";
 import { FORMAT_NAMES } from "./formats.ts";
 import { IMPORT_MAX_BYTES } from "./read-file.ts";
@@ -36,7 +37,7 @@ async function main(): Promise<number> {
     const account = await store.getAccountByEmail(values.account.toLowerCase());
     if (!account) throw new AppError("not_found", `No account with the email ${values.account}`);
     const deps: Deps = { config, store, hot, now: Date.now };
-    const { job, done } = await startImport(deps, { accountId: account.id, keyId: null }, bytes, {
+    const { job, done } = await startImport(deps, { accountId: account.id, keyId: null, scopes: ALL_SCOPES }, bytes, {
       format: values.format, onConflict: values["on-conflict"], mapping: values.mapping, fileName: basename(values.file),
     });
     console.log(`Import ${job.id} into ${description} for ${account.email}: ${values.file}`);

@@ -7,6 +7,8 @@ import { AppError, invalidInput } from "../../shared/errors.ts";
 import { isWellFormedApiKey, keyDisplayPrefix, newApiKey, newId, sha256Hex } from "../../shared/ids.ts";
 import { isoOrNull } from "../../shared/time.ts";
 import type { ApiKeyRecord } from "../../shared/ports.ts";
+import type { AccessTokenVerifier } from "../auth/access-tokens.ts";
+import { ALL_SCOPES } from "../auth/scopes.ts";
 import type { Caller, Deps } from "../deps.ts";
 
 const REVOKED_CHANNEL = "api-key-revoked";
@@ -61,10 +63,21 @@ export class KeyAuthenticator {
     });
   }
 
-  /** The caller for an Authorization header, or AppError unauthorized. */
-  async authenticate(authorization: string | null | undefined): Promise<Caller> {
+  private accessTokens: AccessTokenVerifier | null = null;
+
+  /** Lets OAuth access tokens in: a Bearer value that is no `ck_` key is offered to `verifier`. */
+  useAccessTokens(verifier: AccessTokenVerifier): void {
+    this.accessTokens = verifier;
+  }
+
+  /**
+   * The caller for an Authorization header, or AppError unauthorized. `resource` is the absolute URL of what is
+   * asked for (the API or MCP), which an access token must have been issued for; keys are valid for both.
+   */
+  async authenticate(authorization: string | null | undefined, resource?: string): Promise<Caller> {
     const m = authorization ? /^Bearer\s+(\S+)\s*$/i.exec(authorization) : null;
     if (!m) throw new AppError("unauthorized", "Send an API key as Authorization: Bearer ck_…");
+    if (this.accessTokens?.accepts(m[1]) && resource !== undefined) return this.accessTokens.verify(m[1], resource);
     if (!isWellFormedApiKey(m[1])) throw new AppError("unauthorized", "The API key is malformed");
     const hash = sha256Hex(m[1]);
     const now = this.deps.now();
@@ -79,7 +92,7 @@ export class KeyAuthenticator {
     const generation = this.generation;
     const record = await this.deps.store.findApiKeyByHash(hash);
     if (!record || record.revokedAt !== null) throw new AppError("unauthorized", "The API key is unknown or revoked");
-    const caller: Caller = { accountId: record.accountId, keyId: record.id };
+    const caller: Caller = { accountId: record.accountId, keyId: record.id, scopes: ALL_SCOPES };
     if (this.cache.size > 10_000) this.cache.clear();
     // A revocation heard while the store was read may be newer than what was read: answer, but do not keep it.
     if (generation === this.generation) this.cache.set(hash, { caller, expiresAt: now + CACHE_TTL_MS, touchedAt: now });

@@ -22,11 +22,12 @@
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import { Elysia } from "elysia";
 import { AppError, toAppError } from "../../shared/errors.ts";
+import { requireScope } from "../auth/scopes.ts";
 import type { Caller, Deps } from "../deps.ts";
 import type { ApiContext } from "../http/api.ts";
 import { errorResponse, methodNotAllowed } from "../http/errors.ts";
 import { McpSessions, type SessionLimits } from "./sessions.ts";
-import { getServer } from "./server.ts";
+import { getServer, TOOLS_BY_NAME } from "./server.ts";
 
 const SESSION_HEADER = "mcp-session-id";
 
@@ -46,6 +47,20 @@ export function checkOrigin(request: Request, ownOrigin: string): void {
 function isInitialize(body: unknown): boolean {
   const isInit = (m: unknown) => typeof m === "object" && m !== null && (m as { method?: unknown }).method === "initialize";
   return Array.isArray(body) ? body.some(isInit) : isInit(body);
+}
+
+/**
+ * A tools/call of a tool outside the caller's scopes is refused before the transport sees it: HTTP 403
+ * insufficient_scope with a challenge naming the scope (MCP authorization, "Scope Challenge Handling"), so a client
+ * can ask the user for it. An unknown tool name is left to the server's own JSON-RPC error.
+ */
+export function requireToolScopes(caller: Caller, body: unknown, baseUrl: string): void {
+  for (const m of Array.isArray(body) ? body : [body]) {
+    if (typeof m !== "object" || m === null || (m as { method?: unknown }).method !== "tools/call") continue;
+    const name = (m as { params?: { name?: unknown } }).params?.name;
+    const tool = typeof name === "string" ? TOOLS_BY_NAME.get(name) : undefined;
+    if (tool) requireScope(caller, tool.scope, baseUrl, "mcp");
+  }
 }
 
 /** The transport's Response with the rate-limit headers the guard produced. */
@@ -74,6 +89,7 @@ export function createMcpHandler(deps: Deps, api: ApiContext, limits?: SessionLi
 
   async function post(request: Request, caller: Caller, headers: Record<string, unknown>): Promise<Response> {
     const body = await api.body(request);
+    requireToolScopes(caller, body, deps.config.baseUrl);
     // A JSON-RPC batch is as many requests as it holds messages: the guard took one, the rest are taken here.
     if (Array.isArray(body) && body.length > 1) await api.charge(caller, body.length - 1, headers);
     const session = sessionOf(request, caller);

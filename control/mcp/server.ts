@@ -33,7 +33,7 @@ const TOOL_LIST: Tool[] = LINK_TOOLS.map((t) => ({
   annotations: { title: t.title, ...t.annotations },
 }));
 
-const TOOLS_BY_NAME = new Map<string, LinkTool>(LINK_TOOLS.map((t) => [t.name, t]));
+export const TOOLS_BY_NAME = new Map<string, LinkTool>(LINK_TOOLS.map((t) => [t.name, t]));
 
 /**
  * The schema our tools/call handler is registered with: the method alone, every other key passed through. The SDK

@@ -18,6 +18,7 @@ import {
   UpdateLinkInput,
 } from "../../shared/schemas.ts";
 import { validate } from "../../shared/validation.ts";
+import type { Scope } from "../../shared/enums.ts";
 import type { Caller, Deps } from "../deps.ts";
 import { bulkUpdateLinks } from "../links/bulk-change.ts";
 import { BulkChangeResult } from "../links/bulk-schemas.ts";
@@ -41,6 +42,8 @@ export interface LinkTool {
   input: TSchema;
   output: TSchema;
   annotations: ToolAnnotations;
+  /** The scope a caller needs to call it (tools/list still lists every tool to every caller). */
+  scope: Scope;
   /** Validates `args` (with the tool's schema or inside the service) and runs the operation. */
   run(deps: Deps, caller: Caller, args: Record<string, unknown>): Promise<object>;
 }
@@ -144,6 +147,7 @@ const ERRORS = "On failure the result has isError: true and its text is a proble
 export const LINK_TOOLS: LinkTool[] = [
   {
     name: "create_link",
+    scope: "links:write",
     title: "Create a short link",
     description:
       "Create a short link that redirects visitors to `url`. Give `slug` for a custom address (3-40 of A-Z a-z 0-9 - _), " +
@@ -160,6 +164,7 @@ export const LINK_TOOLS: LinkTool[] = [
   },
   {
     name: "bulk_create_links",
+    scope: "links:write",
     title: "Create many short links",
     description:
       `Create up to ${links.BULK_MAX} short links in one call; each item takes the same fields as create_link. Every item ` +
@@ -174,6 +179,7 @@ export const LINK_TOOLS: LinkTool[] = [
   },
   {
     name: "list_links",
+    scope: "links:read",
     title: "List short links",
     description:
       "List your short links, newest first, optionally filtered by tag, folder, status, live `state` (live, scheduled, " +
@@ -187,6 +193,7 @@ export const LINK_TOOLS: LinkTool[] = [
   },
   {
     name: "get_link",
+    scope: "links:read",
     title: "Get a short link",
     description:
       "Get every setting of one of your short links by slug: destination, status, dates, click count (`hits`), rules, " +
@@ -198,6 +205,7 @@ export const LINK_TOOLS: LinkTool[] = [
   },
   {
     name: "update_link",
+    scope: "links:write",
     title: "Update a short link",
     description:
       "Change settings of one of your short links. Only the fields you pass change; null or \"\" clears a field. " +
@@ -215,6 +223,7 @@ export const LINK_TOOLS: LinkTool[] = [
   },
   {
     name: "delete_link",
+    scope: "links:write",
     title: "Delete a short link",
     description:
       "Permanently delete one of your short links; its short address answers 404 from then on and its slug becomes " +
@@ -230,6 +239,7 @@ export const LINK_TOOLS: LinkTool[] = [
   },
   {
     name: "get_link_stats",
+    scope: "stats:read",
     title: "Get click analytics",
     description:
       "Click analytics of one of your links (slug) or, without slug, of your whole account. Arguments (all optional): " +
@@ -255,6 +265,7 @@ export const LINK_TOOLS: LinkTool[] = [
   },
   {
     name: "set_targeting_rules",
+    scope: "links:write",
     title: "Set country/device redirect rules",
     description:
       "Replace the redirect rules of one of your short links. A rule { kind, match, url } sends visitors elsewhere by " +
@@ -271,6 +282,7 @@ export const LINK_TOOLS: LinkTool[] = [
   },
   {
     name: "set_ab_test",
+    scope: "links:write",
     title: "Set A/B destinations",
     description:
       "Replace the weighted A/B destinations of one of your short links: each click (not matched by a rule) goes to one " +
@@ -286,6 +298,7 @@ export const LINK_TOOLS: LinkTool[] = [
   },
   {
     name: "set_link_preview",
+    scope: "links:write",
     title: "Set the social preview card",
     description:
       "Configure the preview card social networks and chat apps show for one of your short links. With serveOg true, " +

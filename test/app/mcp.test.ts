@@ -230,7 +230,8 @@ describe("the HTTP edge", () => {
     const attempts: Record<string, string>[] = [{}, { authorization: "Bearer ck_not_a_real_key_000000000000000000" }, { authorization: keyA }];
     for (const headers of attempts) {
       const res = await rpc(TOOLS_LIST, headers);
-      expect(res.headers.get("www-authenticate")).toBe('Bearer realm="api"');
+      // RFC 9728 §5.1: the 401 names the MCP endpoint's protected-resource metadata, where OAuth clients start.
+      expect(res.headers.get("www-authenticate")).toBe(`Bearer realm="mcp", resource_metadata="${BASE_URL}/.well-known/oauth-protected-resource/mcp"`);
       await problemOf(res, 401, "unauthorized");
     }
     for (const query of [`access_token=${keyA}`, `key=${keyA}`]) {

@@ -8,6 +8,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { ALL_SCOPES } from "../../control/auth/scopes.ts";
 import type { Deps } from "../../control/deps.ts";
 import { getServer } from "../../control/mcp/server.ts";
 import { McpSessions } from "../../control/mcp/sessions.ts";
@@ -146,7 +147,7 @@ describe("MCP session store (in process, with a test clock)", () => {
 
   /** Opens a session the way the route does: a real server and transport answering a real initialize request. */
   async function open(sessions: McpSessions, accountId: string): Promise<string> {
-    const caller = { accountId, keyId: null };
+    const caller = { accountId, keyId: null, scopes: ALL_SCOPES };
     const server = getServer({} as Deps, caller);
     const transport = sessions.open(caller, server);
     await server.connect(transport);

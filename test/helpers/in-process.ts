@@ -10,6 +10,7 @@
  * file costs one edit here. Requests go through `app.handle(new Request(...))`, the same entry control/main.ts
  * hands its HTTP requests to, so routing, auth, rate limits and error mapping are the product's own.
  */
+import { SCOPES } from "../../shared/enums.ts";
 import { expect } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -125,7 +126,7 @@ export async function startControlPlane(opts: StartOptions = {}): Promise<InProc
     async createKey(email, name = "test") {
       const acct = await account(email);
       const { key, view } = await createApiKey(deps, acct.id, name);
-      return { key, account: acct, caller: { accountId: acct.id, keyId: view.id } };
+      return { key, account: acct, caller: { accountId: acct.id, keyId: view.id, scopes: SCOPES } };
     },
     async close() {
       await hot.close();

@@ -3,6 +3,7 @@
  * KeyAuthenticator's cache, last-used times and revocation (also heard by a second authenticator, as another
  * process would hear it), all on the test clock.
  */
+import { SCOPES } from "../../shared/enums.ts";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createApiKey, KeyAuthenticator, listApiKeys } from "../../control/keys/service.ts";
 import { newApiKey, sha256Hex } from "../../shared/ids.ts";
@@ -46,7 +47,7 @@ describe("createApiKey and listApiKeys", () => {
 describe("KeyAuthenticator", () => {
   test("turns a Bearer header into the caller and records the last use at the clock's time", async () => {
     const { key, view } = await createApiKey(cp.deps, accountId, "auth");
-    expect(await cp.auth.authenticate(`Bearer ${key}`)).toEqual({ accountId, keyId: view.id });
+    expect(await cp.auth.authenticate(`Bearer ${key}`)).toEqual({ accountId, keyId: view.id, scopes: SCOPES });
     expect((await cp.deps.store.findApiKeyByHash(sha256Hex(key)))!.lastUsedAt).toBe(cp.clock.now());
   });
 
