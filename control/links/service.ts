@@ -14,7 +14,7 @@ import { validate } from "../../shared/validation.ts";
 import { generateWebhookSecret } from "../../shared/webhooks/sign.ts";
 import { checkWebhookTarget } from "../../shared/webhooks/ssrf.ts";
 import type { Caller, Deps } from "../deps.ts";
-import { linkEvents } from "../webhooks/events.ts";
+import { eventsWritten, linkEventsFor } from "../webhooks/events.ts";
 
 export const BULK_MAX = 500;
 
@@ -106,14 +106,22 @@ async function publish(deps: Deps, link: LinkRecord, verify = true): Promise<voi
   }
 }
 
+/** One multi-row write of new links with their link.created events, in one transaction. */
+async function insertWithEvents(deps: Deps, records: LinkRecord[]): Promise<boolean[]> {
+  const events = await linkEventsFor(deps, "link.created", records);
+  const ok = await deps.store.insertLinks(records, events);
+  eventsWritten(events);
+  return ok;
+}
+
 /** Inserts prepared records in one multi-row write, retrying random slugs that collided. */
 async function insertAll(deps: Deps, rows: PreparedLink[]): Promise<boolean[]> {
-  const ok = await deps.store.insertLinks(rows.map((r) => r.record));
+  const ok = await insertWithEvents(deps, rows.map((r) => r.record));
   for (let attempt = 0; attempt < 3; attempt++) {
     const retry = rows.map((r, i) => i).filter((i) => !ok[i] && !rows[i].customSlug);
     if (!retry.length) break;
     for (const i of retry) rows[i].record.slug = randomSlug();
-    const again = await deps.store.insertLinks(retry.map((i) => rows[i].record));
+    const again = await insertWithEvents(deps, retry.map((i) => rows[i].record));
     retry.forEach((i, j) => (ok[i] = again[j]));
   }
   return ok;
@@ -175,7 +183,6 @@ export async function createLink(deps: Deps, caller: Caller, raw: unknown): Prom
     throw new AppError("unavailable", "Could not allocate a free slug; try again", { retryAfter: 1 });
   }
   await publish(deps, prepared.record);
-  await linkEvents(deps, "link.created", [prepared.record]);
   return { link: await view(deps, prepared.record), created: true };
 }
 
@@ -239,7 +246,6 @@ export async function bulkCreateLinks(deps: Deps, caller: Caller, rows: unknown[
       }
     }),
   );
-  await linkEvents(deps, "link.created", unique.filter((_, i) => ok[i]).map((u) => u.row.record));
   const created = results.filter((r) => r.ok && r.action === "created").length;
   const updated = results.filter((r) => r.ok && r.action === "updated").length;
   return { results, created, updated, failed: results.length - created - updated };
@@ -303,12 +309,13 @@ async function applyUpdate(deps: Deps, caller: Caller, link: LinkRecord, changes
     const next = applyChanges(link, changes, passwordHash);
     checkSchedule(next);
     next.updatedAt = Math.max(deps.now(), link.updatedAt + 1);
-    if (await deps.store.updateLink(next, link.updatedAt)) {
+    const events = await linkEventsFor(deps, "link.updated", [next]);
+    if (await deps.store.updateLink(next, link.updatedAt, events)) {
+      eventsWritten(events);
       // The counter stays valid while a limit exists (the limit is passed on every take); it is stale only
       // when counting stopped or starts, so only then is it dropped and re-seeded from the store.
       if ((next.maxHits === null) !== (link.maxHits === null)) await deps.hot.resetHits(link.id).catch(() => {});
       await publish(deps, next);
-      await linkEvents(deps, "link.updated", [next]);
       return next;
     }
     if (attempt === UPDATE_ATTEMPTS) throw new AppError("unavailable", "The link is being changed by other requests; try again", { retryAfter: 1 });
@@ -332,8 +339,9 @@ export async function deleteLink(deps: Deps, caller: Caller, slug: string): Prom
 
 /** Deletes a link already found to be the caller's, and drops the redirectors' copy and its hit counter. */
 export async function removeLink(deps: Deps, link: LinkRecord): Promise<void> {
-  await deps.store.deleteLink(link.id);
-  await linkEvents(deps, "link.deleted", [link]);
+  const events = await linkEventsFor(deps, "link.deleted", [link]);
+  await deps.store.deleteLink(link.id, events);
+  eventsWritten(events);
   await deps.hot.invalidateLink(linkKey(link.domain, link.slug)).catch(() => {});
   await deps.hot.resetHits(link.id).catch(() => {});
 }

@@ -1,8 +1,8 @@
 /**
- * Link events into the outbox. Called right after the link change is written (control/links/service.ts), not in
- * its transaction: the link stores write alone. So a process that dies between the two writes loses that one
- * event (docs/webhooks.md says so); a store that refuses the outbox write is logged and the change stands.
- * Every event is one row per subscribed endpoint, written by one statement: nothing to send is one cheap insert.
+ * Events into the outbox. A link change's events are made here (linkEventsFor) and written by the link store in the
+ * change's own transaction (shared/ports/links.ts LinkEvents), so the change and its events commit together: a
+ * store that refuses the events refuses the change. With no endpoint subscribed (the usual case) no event is made
+ * and the change writes nothing more. Clicks' events are written after their batch commits (clickEvents).
  */
 import { newId } from "../../shared/ids.ts";
 import { toLinkObject, type LinkRecord } from "../../shared/link.ts";
@@ -86,15 +86,26 @@ async function write(store: EventWebhookStore, events: WebhookEventRecord[]): Pr
   }
 }
 
-/** link.created, link.updated or link.deleted for these links (their state after the change; before it, for deletes). */
-export async function linkEvents(deps: Deps, type: Exclude<WebhookEventType, "link.clicked">, links: LinkRecord[]): Promise<void> {
+/**
+ * The link.created, link.updated or link.deleted events of these links (their state after the change; before it,
+ * for deletes), for the link store to write with the change; none when no endpoint of their owners is subscribed.
+ * After the change, eventsWritten wakes the workers.
+ */
+export async function linkEventsFor(
+  deps: Deps, type: Exclude<WebhookEventType, "link.clicked">, links: readonly LinkRecord[],
+): Promise<WebhookEventRecord[]> {
   const accounts = links.length === 0 ? null : await subscribedAccounts(deps.store, type);
-  if (accounts) links = links.filter((l) => accounts.has(l.accountId));
+  const subscribed = accounts ? links.filter((l) => accounts.has(l.accountId)) : links;
   const at = deps.now();
-  return write(deps.store, links.map((link) => ({
+  return subscribed.map((link) => ({
     id: `evt_${newId()}`, type, accountId: link.accountId, linkId: link.id, at, giveUpAt: at + retryWindowMs(),
     payload: eventBody(type, at, toLinkObject(link, deps.config.baseUrl, at)),
-  })));
+  }));
+}
+
+/** After a link change committed with events: they go out at once here rather than at the next poll. */
+export function eventsWritten(events: readonly WebhookEventRecord[]): void {
+  if (events.length > 0) wakeWorkers();
 }
 
 /**

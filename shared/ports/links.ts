@@ -1,5 +1,14 @@
 /** The links role of the store: the source of truth for links (the redirector only reads it, on cache misses). */
 import type { LinkRecord, LinkState, LinkStatus } from "../link.ts";
+import type { WebhookEventRecord } from "./event-webhooks.ts";
+
+/**
+ * The outbox rows of a link change (event webhooks, issue #25), written in the change's own transaction: the change
+ * and its events commit together or not at all. Each names its link by `linkId`; an event whose link the change did
+ * not write (a taken slug, a lost compare-and-set, a link already gone) is not written either. Empty or left out
+ * when no endpoint is subscribed: the change then writes nothing more than before.
+ */
+export type LinkEvents = readonly WebhookEventRecord[];
 
 export interface LinkFilter {
   limit: number;
@@ -62,17 +71,21 @@ export interface LinkHitReservations {
 }
 
 export interface LinkStore extends LinkHitReservations {
-  /** One multi-row write. Returns, per input row, whether it was inserted (false: domain+slug, or the account's externalId, taken). */
-  insertLinks(links: LinkRecord[]): Promise<boolean[]>;
+  /**
+   * One multi-row write. Returns, per input row, whether it was inserted (false: domain+slug, or the account's
+   * externalId, taken). The events of the inserted links are written with them.
+   */
+  insertLinks(links: LinkRecord[], events?: LinkEvents): Promise<boolean[]>;
   getLink(domain: string, slug: string): Promise<LinkRecord | null>;
   getLinkById(id: string): Promise<LinkRecord | null>;
-  /** Writes every field of the link (by id) except hits and createdAt. */
   /**
-   * Writes every field of the link but its hit count. With `expectedUpdatedAt`, only over that version (compare
-   * and set on updatedAt, which every update raises). Returns whether a row was written.
+   * Writes every field of the link but its hit count and createdAt. With `expectedUpdatedAt`, only over that
+   * version (compare and set on updatedAt, which every update raises). Returns whether a row was written; the
+   * events are written only with it.
    */
-  updateLink(link: LinkRecord, expectedUpdatedAt?: number): Promise<boolean>;
-  deleteLink(id: string): Promise<void>;
+  updateLink(link: LinkRecord, expectedUpdatedAt?: number, events?: LinkEvents): Promise<boolean>;
+  /** Deletes the link (its tags, clicks and rollups with it); the events are written only when there was one. */
+  deleteLink(id: string, events?: LinkEvents): Promise<void>;
   /** Newest first. */
   listLinks(accountId: string, filter: LinkFilter): Promise<{ links: LinkRecord[]; nextCursor: string | null }>;
   /**

@@ -5,7 +5,7 @@
  */
 import { describe, expect, test } from "bun:test";
 import type { Store, WebhookEndpoint, WebhookEventRecord, WebhookEventType } from "../../shared/ports.ts";
-import { linkFor, storeContext, T0, uid } from "./store-harness.ts";
+import { linkFor, rejectionOf, storeContext, T0, uid } from "./store-harness.ts";
 
 const HOUR = 3_600_000;
 
@@ -197,6 +197,68 @@ export function runEventWebhookContract(name: string, make: () => Promise<Store>
       expect(await ctx.store.pruneWebhookDeliveries(T0 - 5 * HOUR, 2)).toBe(1);
       expect(await ctx.store.pruneWebhookDeliveries(T0 - 5 * HOUR, 2)).toBe(0);
       expect((await ctx.store.listWebhookDeliveries(a, e.id, 10)).deliveries.map((d) => d.status)).toEqual(["pending"]);
+    });
+
+    describe("a link change and its events commit together", () => {
+      const everything: WebhookEventType[] = ["link.created", "link.updated", "link.deleted"];
+      /** An event the store refuses: its payload breaks the outbox's NOT NULL (a store failing mid-transaction). */
+      const refused = (e: WebhookEventRecord): WebhookEventRecord => ({ ...e, payload: null as unknown as string });
+      const subscribedAccount = async () => {
+        const a = await ctx.newAccount();
+        const e = endpoint(a, { events: everything });
+        await ctx.store.createWebhookEndpoint(e);
+        return { a, e, log: async () => (await ctx.store.listWebhookDeliveries(a, e.id, 50)).deliveries.map((d) => d.id).sort() };
+      };
+
+      test("insertLinks writes the events of the links it inserted, and only those", async () => {
+        const { a, e, log } = await subscribedAccount();
+        const taken = linkFor(a);
+        await ctx.insertOk([taken]);
+        const fresh = linkFor(a);
+        const clash = linkFor(a, { slug: taken.slug });
+        const events = [fresh, clash].map((l) => event(a, "link.created", { linkId: l.id }));
+        expect(await ctx.store.insertLinks([fresh, clash], events)).toEqual([true, false]);
+        expect(await log()).toEqual([`${events[0]!.id}_${e.id}`]);
+      });
+
+      test("an event the outbox refuses rolls the insert back", async () => {
+        const { a, log } = await subscribedAccount();
+        const link = linkFor(a);
+        await rejectionOf(ctx.store.insertLinks([link], [refused(event(a, "link.created", { linkId: link.id }))]));
+        expect(await ctx.store.getLinkById(link.id)).toBeNull();
+        expect(await log()).toEqual([]);
+      });
+
+      test("an event the outbox refuses rolls the update back; a refused update writes no event", async () => {
+        const { a, e, log } = await subscribedAccount();
+        const [link, other] = [linkFor(a), linkFor(a)];
+        await ctx.insertOk([link, other]);
+        const changed = { ...link, target: "https://example.com/changed", updatedAt: T0 + 1 };
+        await rejectionOf(ctx.store.updateLink(changed, link.updatedAt, [refused(event(a, "link.updated", { linkId: link.id }))]));
+        expect((await ctx.store.getLinkById(link.id))?.target).toBe(link.target);
+        // The reverse: the change fails (another link's slug), so its event is not written.
+        const clash = event(a, "link.updated", { linkId: link.id });
+        await rejectionOf(ctx.store.updateLink({ ...changed, slug: other.slug }, link.updatedAt, [clash]));
+        // A lost compare-and-set writes nothing either; a won one writes its event.
+        expect(await ctx.store.updateLink(changed, link.updatedAt - 1, [event(a, "link.updated", { linkId: link.id })])).toBe(false);
+        expect(await log()).toEqual([]);
+        const won = event(a, "link.updated", { linkId: link.id });
+        expect(await ctx.store.updateLink(changed, link.updatedAt, [won])).toBe(true);
+        expect(await log()).toEqual([`${won.id}_${e.id}`]);
+      });
+
+      test("an event the outbox refuses rolls the delete back; deleting a link already gone writes no event", async () => {
+        const { a, e, log } = await subscribedAccount();
+        const link = linkFor(a);
+        await ctx.insertOk([link]);
+        await rejectionOf(ctx.store.deleteLink(link.id, [refused(event(a, "link.deleted", { linkId: link.id }))]));
+        expect(await ctx.store.getLinkById(link.id)).not.toBeNull();
+        const deleted = event(a, "link.deleted", { linkId: link.id });
+        await ctx.store.deleteLink(link.id, [deleted]);
+        expect(await ctx.store.getLinkById(link.id)).toBeNull();
+        await ctx.store.deleteLink(link.id, [event(a, "link.deleted", { linkId: link.id })]);
+        expect(await log()).toEqual([`${deleted.id}_${e.id}`]);
+      });
     });
 
     test("deleting an endpoint deletes its deliveries", async () => {

@@ -6,6 +6,7 @@
 import type {
   AttemptResult, ClaimedDelivery, DeliveryPage, EventWebhookStore, WebhookDelivery, WebhookEndpoint, WebhookEventRecord, WebhookEventType,
 } from "../../ports/event-webhooks.ts";
+import type postgres from "postgres";
 import type { PostgresConnection } from "./connection.ts";
 import { cursorOf, endpointOf, eventWebhooksDdl, pageCursor, type EndpointRow } from "../event-webhook-rows.ts";
 
@@ -19,6 +20,28 @@ const DELIVERY_COLUMNS = `d.id, d.endpoint_id AS "endpointId", d.account_id AS "
 
 /** Accounts with pending deliveries a claim looks at, at most. */
 const SCAN_ACCOUNTS = 1000;
+
+/**
+ * Writes the events' deliveries; answers how many. On `sql`, which may be a transaction's: the outbox write of a link
+ * change shares the change's transaction (shared/ports/links.ts LinkEvents).
+ */
+export async function writeWebhookEvents(sql: postgres.Sql | postgres.TransactionSql, events: readonly WebhookEventRecord[]): Promise<number> {
+  // One statement for the whole batch, over arrays: the same text (and prepared statement) at any size.
+  const r = await sql`
+    INSERT INTO webhook_deliveries (id, endpoint_id, account_id, event_type, payload, created_at, status, next_attempt_at, give_up_at)
+    SELECT ev.id || '_' || e.id, e.id, e.account_id, ev.type,
+      CASE WHEN ev.account_id IS NULL THEN jsonb_set(ev.payload::jsonb, '{data,slug}', to_jsonb(l.slug))::text ELSE ev.payload END,
+      ev.at, 'pending', ev.at, ev.give_up_at
+    FROM unnest(${events.map((e) => e.id)}::text[], ${events.map((e) => e.type)}::text[], ${events.map((e) => e.accountId)}::text[],
+                ${events.map((e) => e.linkId)}::text[], ${events.map((e) => e.payload)}::text[],
+                ${events.map((e) => String(e.at))}::bigint[], ${events.map((e) => String(e.giveUpAt))}::bigint[])
+      AS ev(id, type, account_id, link_id, payload, at, give_up_at)
+    LEFT JOIN links l ON ev.account_id IS NULL AND l.id = ev.link_id
+    JOIN webhook_endpoints e ON e.account_id = COALESCE(ev.account_id, l.account_id)
+    WHERE e.active AND position(',' || ev.type || ',' IN ',' || e.events || ',') > 0
+    ON CONFLICT (id) DO NOTHING`;
+  return r.count;
+}
 
 export function postgresEventWebhooks(c: PostgresConnection): EventWebhookStore {
   const { sql } = c;
@@ -71,23 +94,7 @@ export function postgresEventWebhooks(c: PostgresConnection): EventWebhookStore 
 
     enqueueWebhookEvents(events: WebhookEventRecord[]): Promise<number> {
       if (events.length === 0) return Promise.resolve(0);
-      return c.run(async () => {
-        // One statement for the whole batch, over arrays: the same text (and prepared statement) at any size.
-        const r = await sql`
-          INSERT INTO webhook_deliveries (id, endpoint_id, account_id, event_type, payload, created_at, status, next_attempt_at, give_up_at)
-          SELECT ev.id || '_' || e.id, e.id, e.account_id, ev.type,
-            CASE WHEN ev.account_id IS NULL THEN jsonb_set(ev.payload::jsonb, '{data,slug}', to_jsonb(l.slug))::text ELSE ev.payload END,
-            ev.at, 'pending', ev.at, ev.give_up_at
-          FROM unnest(${events.map((e) => e.id)}::text[], ${events.map((e) => e.type)}::text[], ${events.map((e) => e.accountId)}::text[],
-                      ${events.map((e) => e.linkId)}::text[], ${events.map((e) => e.payload)}::text[],
-                      ${events.map((e) => String(e.at))}::bigint[], ${events.map((e) => String(e.giveUpAt))}::bigint[])
-            AS ev(id, type, account_id, link_id, payload, at, give_up_at)
-          LEFT JOIN links l ON ev.account_id IS NULL AND l.id = ev.link_id
-          JOIN webhook_endpoints e ON e.account_id = COALESCE(ev.account_id, l.account_id)
-          WHERE e.active AND position(',' || ev.type || ',' IN ',' || e.events || ',') > 0
-          ON CONFLICT (id) DO NOTHING`;
-        return r.count;
-      });
+      return c.run(() => writeWebhookEvents(sql, events));
     },
 
     claimWebhookDeliveries(now: number, lease: number, perAccount: number, limit: number): Promise<ClaimedDelivery[]> {

@@ -8,7 +8,7 @@ import {
   postgresUpdateSet,
   stateCondition,
 } from "../link-columns.ts";
-import type { LinkFilter, LinkStore, TagsAndFolders } from "../../ports.ts";
+import type { LinkEvents, LinkFilter, LinkStore, TagsAndFolders } from "../../ports.ts";
 import {
   decodeCursor,
   encodeCursor,
@@ -18,6 +18,7 @@ import {
   TAGS_AND_FOLDERS_SQL,
 } from "../link-store-support.ts";
 import type { PostgresConnection } from "./connection.ts";
+import { writeWebhookEvents } from "./event-webhooks.ts";
 import { postgresHitReservations } from "./hit-reservations.ts";
 
 type LinkRow = Record<string, unknown>;
@@ -25,10 +26,14 @@ type LinkRow = Record<string, unknown>;
 export function postgresLinks(c: PostgresConnection): LinkStore {
   return {
     ...postgresHitReservations(c),
-    insertLinks(links: LinkRecord[]): Promise<boolean[]> {
+    insertLinks(links: LinkRecord[], events: LinkEvents = []): Promise<boolean[]> {
       if (links.length === 0) return Promise.resolve([]);
       return c.run(async () => {
-        const rows = await insertLinkRows(c.sql, links, false);
+        const rows = await withEvents(c, events, async (sql) => {
+          const rows = await insertLinkRows(sql, links, false);
+          const ids = new Set(rows.map((r) => r.id));
+          return { result: rows, events: events.filter((e) => ids.has(e.linkId)) };
+        });
         const inserted = new Set(rows.map((r) => r.id));
         const claimed = new Set<string>();
         return links.map((l) => {
@@ -54,11 +59,11 @@ export function postgresLinks(c: PostgresConnection): LinkStore {
       });
     },
 
-    updateLink(l: LinkRecord, expectedUpdatedAt?: number): Promise<boolean> {
+    updateLink(l: LinkRecord, expectedUpdatedAt?: number, events: LinkEvents = []): Promise<boolean> {
       const { set, values } = postgresUpdateSet(l, 5);
-      return c.run(async () => {
+      return c.run(() => withEvents(c, events, async (sql) => {
         // One statement: the row, then its tag rows brought in line with the new list.
-        const [{ n }] = await c.sql.unsafe<{ n: number }[]>(
+        const [{ n }] = await sql.unsafe<{ n: number }[]>(
           `WITH u AS (
             UPDATE links SET ${set}
             WHERE id = $1 AND ($2::bigint IS NULL OR updated_at = $2::bigint)
@@ -74,15 +79,16 @@ export function postgresLinks(c: PostgresConnection): LinkStore {
           SELECT count(*)::int AS n FROM u`,
           [l.id, expectedUpdatedAt ?? null, l.tags, l.tags, ...values] as postgres.ParameterOrJSON<never>[],
         );
-        return n > 0;
-      });
+        return { result: n > 0, events: n > 0 ? events : [] };
+      }));
     },
 
-    deleteLink(id: string): Promise<void> {
-      return c.run(async () => {
+    deleteLink(id: string, events: LinkEvents = []): Promise<void> {
+      return c.run(() => withEvents(c, events, async (sql) => {
         // Tags, raw clicks and rollups go with it (ON DELETE CASCADE).
-        await c.sql`DELETE FROM links WHERE id = ${id}`;
-      });
+        const { count } = await sql`DELETE FROM links WHERE id = ${id}`;
+        return { result: undefined, events: count > 0 ? events : [] };
+      }));
     },
 
     async listLinks(
@@ -120,6 +126,23 @@ export function postgresLinks(c: PostgresConnection): LinkStore {
       );
     },
   };
+}
+
+/**
+ * Runs a link change and writes the events it answers in one transaction; without events, the change alone on the
+ * pool, as before (no BEGIN and COMMIT round trips on the hot path).
+ */
+async function withEvents<T>(
+  c: PostgresConnection,
+  events: LinkEvents,
+  change: (sql: postgres.Sql | postgres.TransactionSql) => Promise<{ result: T; events: LinkEvents }>,
+): Promise<T> {
+  if (events.length === 0) return (await change(c.sql)).result;
+  return (await c.sql.begin(async (tx) => {
+    const done = await change(tx);
+    if (done.events.length) await writeWebhookEvents(tx, done.events);
+    return done.result;
+  })) as T;
 }
 
 /**

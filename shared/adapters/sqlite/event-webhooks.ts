@@ -40,6 +40,24 @@ const SCAN_ACCOUNTS = 1000;
 /** Between tries of a worker's write while another connection holds the write lock (the click writer thread's). */
 const LOCKED_RETRY_MS = 2;
 
+/**
+ * Writes the events' deliveries; answers how many. No transaction of its own: the caller's (the outbox write of a
+ * link change shares the change's transaction, shared/ports/links.ts LinkEvents).
+ */
+export function writeWebhookEvents(c: SqliteConnection, events: readonly WebhookEventRecord[]): number {
+  let n = 0;
+  const st = c.st(ENQUEUE);
+  // A click batch holds thousands of events: one look first, so a type nobody subscribes to costs no insert per event.
+  const subscribed = new Map<string, boolean>();
+  const anyFor = (type: string) => {
+    let yes = subscribed.get(type);
+    if (yes === undefined) subscribed.set(type, (yes = c.st(SUBSCRIBED).get(type) !== null));
+    return yes;
+  };
+  for (const e of events) if (anyFor(e.type)) n += st.run(e.id, e.type, e.payload, e.at, e.giveUpAt, e.accountId, e.linkId).changes;
+  return n;
+}
+
 export function sqliteEventWebhooks(c: SqliteConnection): EventWebhookStore {
   /**
    * Runs a write of the delivery worker without waiting on the event loop for the write lock (busy_timeout would
@@ -95,19 +113,7 @@ export function sqliteEventWebhooks(c: SqliteConnection): EventWebhookStore {
     }
     return out;
   });
-  const enqueue = c.db.transaction((events: WebhookEventRecord[]): number => {
-    let n = 0;
-    const st = c.st(ENQUEUE);
-    // A click batch holds thousands of events: one look first, so a type nobody subscribes to costs no insert per event.
-    const subscribed = new Map<string, boolean>();
-    const anyFor = (type: string) => {
-      let yes = subscribed.get(type);
-      if (yes === undefined) subscribed.set(type, (yes = c.st(SUBSCRIBED).get(type) !== null));
-      return yes;
-    };
-    for (const e of events) if (anyFor(e.type)) n += st.run(e.id, e.type, e.payload, e.at, e.giveUpAt, e.accountId, e.linkId).changes;
-    return n;
-  });
+  const enqueue = c.db.transaction((events: readonly WebhookEventRecord[]): number => writeWebhookEvents(c, events));
   return {
     async createWebhookEndpoint(e: WebhookEndpoint): Promise<void> {
       c.st(

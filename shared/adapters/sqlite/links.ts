@@ -2,7 +2,7 @@
 import type { SQLQueryBindings, Statement } from "bun:sqlite";
 import { AppError } from "../../errors.ts";
 import type { LinkRecord } from "../../link.ts";
-import type { LinkFilter, LinkStore, TagsAndFolders } from "../../ports.ts";
+import type { LinkEvents, LinkFilter, LinkStore, TagsAndFolders } from "../../ports.ts";
 import {
   LINK_COLUMN_LIST,
   LINK_COLUMNS,
@@ -21,6 +21,7 @@ import {
   TAGS_AND_FOLDERS_SQL,
 } from "../link-store-support.ts";
 import { CLICK_CHUNK, type SqliteConnection } from "./connection.ts";
+import { writeWebhookEvents } from "./event-webhooks.ts";
 import { sqliteHitReservations } from "./hit-reservations.ts";
 
 /** SQLite's default SQLITE_MAX_VARIABLE_NUMBER (since 3.32). */
@@ -73,7 +74,7 @@ export function sqliteLinks(c: SqliteConnection): LinkStore {
 
   return {
     ...sqliteHitReservations(c),
-    async insertLinks(links: LinkRecord[]): Promise<boolean[]> {
+    async insertLinks(links: LinkRecord[], events: LinkEvents = []): Promise<boolean[]> {
       if (links.length === 0) return [];
       const inserted = new Set<string>();
       c.db
@@ -92,6 +93,7 @@ export function sqliteLinks(c: SqliteConnection): LinkStore {
               for (const r of found) inserted.add(r.id);
             }
           }
+          if (events.length) writeWebhookEvents(c, events.filter((e) => inserted.has(e.linkId)));
           // Most bulk rows have no tags: the tag index is only written for links that have some.
           const tagged = links.filter((l) => l.tags.length > 0 && inserted.has(l.id)).map((l) => l.id);
           if (tagged.length === 0) return;
@@ -121,7 +123,7 @@ export function sqliteLinks(c: SqliteConnection): LinkStore {
       return r ? sqliteRowToLink(r) : null;
     },
 
-    async updateLink(l: LinkRecord, expectedUpdatedAt?: number): Promise<boolean> {
+    async updateLink(l: LinkRecord, expectedUpdatedAt?: number, events: LinkEvents = []): Promise<boolean> {
       try {
         return c.db
           .transaction((): boolean => {
@@ -134,6 +136,7 @@ export function sqliteLinks(c: SqliteConnection): LinkStore {
               l.id,
               JSON.stringify(l.tags),
             );
+            if (events.length) writeWebhookEvents(c, events);
             return true;
           })
           .immediate();
@@ -143,9 +146,11 @@ export function sqliteLinks(c: SqliteConnection): LinkStore {
       }
     },
 
-    async deleteLink(id: string): Promise<void> {
+    async deleteLink(id: string, events: LinkEvents = []): Promise<void> {
       // Tags, raw clicks and rollups go with it (ON DELETE CASCADE).
-      c.st(`DELETE FROM links WHERE id = ?`).run(id);
+      const remove = () => c.st(`DELETE FROM links WHERE id = ?`).run(id).changes;
+      if (events.length === 0) return void remove();
+      c.db.transaction(() => void (remove() > 0 && writeWebhookEvents(c, events))).immediate();
     },
 
     async listLinks(
