@@ -45,7 +45,8 @@ export const DEFAULT_EVENT_WEBHOOK_SETTINGS: EventWebhookSettings = {
   endpointBackoffMaxMs: 60_000,
 };
 
-const ENV: Record<keyof EventWebhookSettings, string> = {
+/** The variable of each setting (docs/configuration.md lists them; test/e2e/ops-config.test.ts checks it does). */
+export const EVENT_WEBHOOK_ENV: Record<keyof EventWebhookSettings, string> = {
   pollMs: "EVENT_WEBHOOK_POLL_MS",
   retryBaseMs: "EVENT_WEBHOOK_RETRY_BASE_MS",
   retryMaxMs: "EVENT_WEBHOOK_RETRY_MAX_MS",
@@ -62,8 +63,8 @@ const ENV: Record<keyof EventWebhookSettings, string> = {
 /** The settings, each from its variable when that is a positive integer (anything else keeps the default). */
 export function eventWebhookSettings(env: Record<string, string | undefined> = process.env): EventWebhookSettings {
   const out = { ...DEFAULT_EVENT_WEBHOOK_SETTINGS };
-  for (const key of Object.keys(ENV) as (keyof EventWebhookSettings)[]) {
-    const raw = env[ENV[key]];
+  for (const key of Object.keys(EVENT_WEBHOOK_ENV) as (keyof EventWebhookSettings)[]) {
+    const raw = env[EVENT_WEBHOOK_ENV[key]];
     if (raw !== undefined && /^\d{1,12}$/.test(raw) && Number(raw) > 0) out[key] = Number(raw);
   }
   // A claim must outlast an attempt, or a slow answer would be sent twice.

@@ -10,6 +10,7 @@ import { readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { REPO_ROOT, makeTempDir, startServer } from "../helpers/server.ts";
 import { runToExit } from "../helpers/run-to-exit.ts";
+import { DEFAULT_EVENT_WEBHOOK_SETTINGS, EVENT_WEBHOOK_ENV } from "../../control/webhooks/settings.ts";
 
 const SECRET = "Sup3r-Secret-Pw";
 const dataDir = makeTempDir("config");
@@ -107,6 +108,15 @@ describe("Docker files (read as files)", () => {
     for (const image of pulled) expect(image).toMatch(/^[a-z/]+:\d+\.\d+(\.\d+)?$/);
   });
 
+  test("the configuration table lists every EVENT_WEBHOOK_* setting with its default", () => {
+    const doc = read("docs/configuration.md");
+    for (const [key, name] of Object.entries(EVENT_WEBHOOK_ENV)) {
+      const row = doc.match(new RegExp(`^\\| \`${name}\` \\| ([^|]+) \\|`, "m"));
+      expect(row?.[1] ?? `${name} missing`).toBe(`\`${DEFAULT_EVENT_WEBHOOK_SETTINGS[key as keyof typeof EVENT_WEBHOOK_ENV]}\``);
+    }
+    expect(documentedVariables()).toEqual(expect.arrayContaining(Object.values(EVENT_WEBHOOK_ENV)));
+  });
+
   test("compose passes every documented variable through to the processes that read it", () => {
     const documented = documentedVariables();
     expect(documented).toContain("METRICS_TOKEN");
@@ -114,7 +124,8 @@ describe("Docker files (read as files)", () => {
     // Not passed: DATA_DIR is the embedded default's SQLite directory; scale mode keeps no file.
     // Fixed, not passed: PORT is 3000 inside the network (Caddy and the health checks use it; CLINK_HTTP_PORT publishes).
     // Accounts, the API budget and raw-click retention: the redirector has none of them.
-    const controlOnly = ["SIGNUP", "RATE_LIMIT_PER_MINUTE", "CLICK_RETENTION_DAYS"];
+    // Event webhooks: the control processes deliver them.
+    const controlOnly = ["SIGNUP", "RATE_LIMIT_PER_MINUTE", "CLICK_RETENTION_DAYS", ...Object.values(EVENT_WEBHOOK_ENV)];
     const { control, redirector } = compose.services;
     for (const name of documented.filter((n) => n !== "DATA_DIR")) {
       const services = controlOnly.includes(name) ? { control } : { control, redirector };
