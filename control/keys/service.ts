@@ -3,7 +3,8 @@
  * `authenticate` turns an Authorization header into a Caller; a short in-process cache keeps the hot
  * API path off storage, and revocations clear it everywhere through HotState pub/sub.
  */
-import { AppError, invalidInput } from "../../shared/errors.ts";
+import { isOneOf, listed, SCOPES, type Scope } from "../../shared/enums.ts";
+import { AppError, invalidInput, type FieldError } from "../../shared/errors.ts";
 import { isWellFormedApiKey, keyDisplayPrefix, newApiKey, newId, sha256Hex } from "../../shared/ids.ts";
 import { isoOrNull } from "../../shared/time.ts";
 import type { ApiKeyRecord } from "../../shared/ports.ts";
@@ -22,19 +23,46 @@ export interface ApiKeyView {
   createdAt: string;
   lastUsedAt: string | null;
   revokedAt: string | null;
+  /** What the key may do, in the vocabulary's order. */
+  scopes: Scope[];
 }
+
+/** What a key may do: the scopes it was created with; a key made before scopes keeps every scope. */
+export const scopesOfKey = (k: ApiKeyRecord): readonly Scope[] => k.scopes ?? ALL_SCOPES;
 
 export const toKeyView = (k: ApiKeyRecord): ApiKeyView => ({
   id: k.id, name: k.name, prefix: k.prefix, createdAt: isoOrNull(k.createdAt)!, lastUsedAt: isoOrNull(k.lastUsedAt), revokedAt: isoOrNull(k.revokedAt),
+  scopes: [...scopesOfKey(k)],
 });
 
-export async function createApiKey(deps: Deps, accountId: string, nameRaw: unknown): Promise<{ key: string; view: ApiKeyView }> {
+const SCOPES_MESSAGE = `must list one or more of ${listed(SCOPES)}`;
+
+/**
+ * The scopes a new key is given: every scope when none are named (undefined), else the named ones, each known and
+ * at least one, in the vocabulary's order without repeats. Problems are reported at /scopes and /scopes/{i}.
+ */
+export function parseKeyScopes(raw: unknown): { scopes: Scope[] } | { errors: FieldError[] } {
+  if (raw === undefined) return { scopes: [...ALL_SCOPES] };
+  if (!Array.isArray(raw) || raw.length === 0) return { errors: [{ path: "/scopes", message: SCOPES_MESSAGE }] };
+  const errors = raw.flatMap((s, i) => (isOneOf(SCOPES, s) ? [] : [{ path: `/scopes/${i}`, message: `${JSON.stringify(s)} is not a scope: use ${listed(SCOPES)}` }]));
+  return errors.length ? { errors } : { scopes: SCOPES.filter((s) => raw.includes(s)) };
+}
+
+/**
+ * Creates a key of the account, shown once. `scopesRaw`: what it may do (a list of scope names); left out, every
+ * scope, as create-key without --scope and a key made before scopes.
+ */
+export async function createApiKey(deps: Deps, accountId: string, nameRaw: unknown, scopesRaw?: unknown): Promise<{ key: string; view: ApiKeyView }> {
   const name = typeof nameRaw === "string" ? nameRaw.trim() : "";
-  if (!name || name.length > 80) throw invalidInput([{ path: "/name", message: "must be 1-80 characters" }]);
+  const errors: FieldError[] = [];
+  if (!name || name.length > 80) errors.push({ path: "/name", message: "must be 1-80 characters" });
+  const parsed = parseKeyScopes(scopesRaw);
+  if ("errors" in parsed) errors.push(...parsed.errors);
+  if (errors.length || !("scopes" in parsed)) throw invalidInput(errors);
   const key = newApiKey();
   const record: ApiKeyRecord = {
     id: newId(), accountId, name, keyHash: sha256Hex(key), prefix: keyDisplayPrefix(key),
-    createdAt: deps.now(), lastUsedAt: null, revokedAt: null,
+    createdAt: deps.now(), lastUsedAt: null, revokedAt: null, scopes: parsed.scopes,
   };
   await deps.store.createApiKey(record);
   return { key, view: toKeyView(record) };
@@ -92,7 +120,7 @@ export class KeyAuthenticator {
     const generation = this.generation;
     const record = await this.deps.store.findApiKeyByHash(hash);
     if (!record || record.revokedAt !== null) throw new AppError("unauthorized", "The API key is unknown or revoked");
-    const caller: Caller = { accountId: record.accountId, keyId: record.id, scopes: ALL_SCOPES };
+    const caller: Caller = { accountId: record.accountId, keyId: record.id, scopes: scopesOfKey(record) };
     if (this.cache.size > 10_000) this.cache.clear();
     // A revocation heard while the store was read may be newer than what was read: answer, but do not keep it.
     if (generation === this.generation) this.cache.set(hash, { caller, expiresAt: now + CACHE_TTL_MS, touchedAt: now });

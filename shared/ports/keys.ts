@@ -1,4 +1,5 @@
 /** The API-keys role of the store: keys are kept by their hash only. */
+import type { Scope } from "../enums.ts";
 
 export interface ApiKeyRecord {
   id: string;
@@ -11,6 +12,11 @@ export interface ApiKeyRecord {
   createdAt: number;
   lastUsedAt: number | null;
   revokedAt: number | null;
+  /**
+   * What the key may do (issue #23), as it was created; null for a key made before keys had scopes, which keeps
+   * every scope (control/keys/service.ts reads it so). Stores keep the order given and drop names they do not know.
+   */
+  scopes: readonly Scope[] | null;
 }
 
 export interface KeyStore {

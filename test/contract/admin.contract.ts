@@ -54,7 +54,7 @@ export function runAdminContract(ctx: StoreContext): void {
       const accountId = await newAccount();
       const key: ApiKeyRecord = {
         id: uid(), accountId, name: "export", keyHash: `hash-${uid()}`, prefix: "ck_Exp0", createdAt: T0,
-        lastUsedAt: T0 + 5, revokedAt: null,
+        lastUsedAt: T0 + 5, revokedAt: null, scopes: ["links:read"],
       };
       await store.createApiKey(key);
       const link = fullLinkFor(accountId, { hits: 0 });
@@ -120,7 +120,7 @@ export function runAdminContract(ctx: StoreContext): void {
       const account = { id: uid(), email: `Import-${uid()}@Example.com`, passwordHash: "$argon2id$x", createdAt: T0 };
       const key: ApiKeyRecord = {
         id: uid(), accountId: account.id, name: "moved", keyHash: `hash-${uid()}`, prefix: "ck_Mov0", createdAt: T0,
-        lastUsedAt: null, revokedAt: T0 + 9,
+        lastUsedAt: null, revokedAt: T0 + 9, scopes: ["stats:read", "links:write"],
       };
       const link = fullLinkFor(account.id, { hits: 3, tags: ["moved", "twice"] });
       const cell: ClickCellRecord = {
@@ -161,7 +161,7 @@ export function runAdminContract(ctx: StoreContext): void {
       const clash = { ...existingAccount, id: uid() }; // same email, another id
       const orphanKey: ApiKeyRecord = {
         id: uid(), accountId: clash.id, name: "orphan", keyHash: `hash-${uid()}`, prefix: "ck_Orp0", createdAt: T0,
-        lastUsedAt: null, revokedAt: null,
+        lastUsedAt: null, revokedAt: null, scopes: null,
       };
       const sameSlug = linkFor(accountId, { slug: existing.slug }); // another id, slug taken on the domain
       const fresh = linkFor(accountId);

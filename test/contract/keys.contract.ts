@@ -20,6 +20,7 @@ export function runKeyContract(ctx: StoreContext): void {
       createdAt: T0,
       lastUsedAt: null,
       revokedAt: null,
+      scopes: ["links:read", "stats:read"],
       ...over,
     });
 
@@ -28,6 +29,22 @@ export function runKeyContract(ctx: StoreContext): void {
       await store.createApiKey(key);
       expect(await store.findApiKeyByHash(key.keyHash)).toEqual(key);
       expect(await store.findApiKeyByHash("0".repeat(64))).toBeNull();
+    });
+
+    test("scopes are kept as given, in their order; none recorded (a key from before scopes) stays null, and an empty list stays empty", async () => {
+      const accountId = await newAccount();
+      const cases = [["stats:read", "links:read"], ["webhooks:manage"], ["links:read", "links:write", "stats:read", "webhooks:manage"], null, []] as const;
+      const keys = cases.map((scopes, i) => keyFor(accountId, { scopes, createdAt: T0 + i }));
+      for (const k of keys) await store.createApiKey(k);
+      for (const k of keys) expect((await store.findApiKeyByHash(k.keyHash))?.scopes).toEqual(k.scopes);
+      expect((await store.listApiKeys(accountId)).map((k) => k.scopes)).toEqual(keys.map((k) => k.scopes).reverse());
+      expect((await store.revokeApiKey(accountId, keys[0].id, T0 + 9))?.scopes).toEqual(["stats:read", "links:read"]);
+    });
+
+    test("a key of an export file written before scopes (no scopes field) is imported keeping every scope (null)", async () => {
+      const { scopes: _, ...old } = keyFor(await newAccount());
+      expect((await store.importRecords([{ type: "apiKey", data: old as ApiKeyRecord }])).apiKey).toEqual({ inserted: 1, skipped: 0 });
+      expect(await store.findApiKeyByHash(old.keyHash)).toEqual({ ...old, scopes: null });
     });
 
     test("listApiKeys lists only the account's keys, newest first, revoked ones included", async () => {

@@ -5,6 +5,7 @@ import { EXPORT_PAGE, importResult, splitBatch } from "../export-support.ts";
 import { upsertSettledFrom } from "./clicks.ts";
 import type { PostgresConnection } from "./connection.ts";
 import { API_KEY_COLUMNS } from "./keys.ts";
+import { scopesText, toApiKeyRecord, type ApiKeyRow } from "../key-rows.ts";
 import { LINK_COLUMN_LIST, postgresRowToLink } from "../link-columns.ts";
 import { insertLinkRows } from "./links.ts";
 import { POSTGRES_MIGRATIONS, applyPostgresMigrations } from "./migrations.ts";
@@ -59,9 +60,9 @@ export function postgresAdmin(c: PostgresConnection): AdminStore {
           SELECT id, email, password_hash AS "passwordHash", created_at AS "createdAt"
           FROM accounts ORDER BY created_at, id`;
         for await (const rows of accounts.cursor(EXPORT_PAGE)) for (const a of rows) yield { type: "account", data: a };
-        const keys = tx<ApiKeyRecord[]>`
+        const keys = tx<ApiKeyRow[]>`
           SELECT ${tx.unsafe(API_KEY_COLUMNS)} FROM api_keys ORDER BY created_at, id`;
-        for await (const rows of keys.cursor(EXPORT_PAGE)) for (const k of rows) yield { type: "apiKey", data: k };
+        for await (const rows of keys.cursor(EXPORT_PAGE)) for (const k of rows) yield { type: "apiKey", data: toApiKeyRecord(k) };
         const links = tx<Record<string, unknown>[]>`SELECT ${tx.unsafe(LINK_COLUMN_LIST)} FROM links ORDER BY created_at, id`;
         for await (const rows of links.cursor(EXPORT_PAGE)) for (const r of rows) yield { type: "link", data: postgresRowToLink(r) };
         const cells = tx<Parameters<typeof toClickCell>[0][]>`
@@ -95,12 +96,13 @@ export function postgresAdmin(c: PostgresConnection): AdminStore {
           if (s.apiKeys.length > 0) {
             const k = s.apiKeys;
             const res = await tx`
-              INSERT INTO api_keys (id, account_id, name, key_hash, prefix, created_at, last_used_at, revoked_at)
-              SELECT t.* FROM unnest(
+              INSERT INTO api_keys (id, account_id, name, key_hash, prefix, created_at, last_used_at, revoked_at, scopes)
+              SELECT t.id, t.account_id, t.name, t.key_hash, t.prefix, t.created_at, t.last_used_at, t.revoked_at,
+                     string_to_array(t.scopes, ' ') FROM unnest(
                 ${k.map((x) => x.id)}::text[], ${k.map((x) => x.accountId)}::text[], ${k.map((x) => x.name)}::text[],
                 ${k.map((x) => x.keyHash)}::text[], ${k.map((x) => x.prefix)}::text[], ${k.map((x) => x.createdAt)}::bigint[],
-                ${k.map((x) => x.lastUsedAt)}::bigint[], ${k.map((x) => x.revokedAt)}::bigint[]
-              ) AS t(id, account_id, name, key_hash, prefix, created_at, last_used_at, revoked_at)
+                ${k.map((x) => x.lastUsedAt)}::bigint[], ${k.map((x) => x.revokedAt)}::bigint[], ${k.map((x) => scopesText(x))}::text[]
+              ) AS t(id, account_id, name, key_hash, prefix, created_at, last_used_at, revoked_at, scopes)
               WHERE EXISTS (SELECT 1 FROM accounts a WHERE a.id = t.account_id)
               ON CONFLICT DO NOTHING`;
             n.apiKeys = res.count;

@@ -7,6 +7,7 @@ import { ACCOUNT_SELECT } from "./accounts.ts";
 import { settleLate } from "./clicks.ts";
 import type { SqliteConnection } from "./connection.ts";
 import { API_KEY_COLUMNS } from "./keys.ts";
+import { scopesText, toApiKeyRecord, type ApiKeyRow } from "../key-rows.ts";
 import { LINK_COLUMN_LIST, LINK_COLUMNS, sqliteInsertValues, sqliteRowToLink } from "../link-columns.ts";
 import { LINK_SELECT } from "./links.ts";
 import { SQLITE_MIGRATIONS, applySqliteMigrations } from "./migrations.ts";
@@ -60,8 +61,8 @@ export function sqliteAdmin(c: SqliteConnection): AdminStore {
         for (const a of db.query<Account, []>(`${ACCOUNT_SELECT} ORDER BY created_at, id`).iterate()) {
           yield { type: "account", data: a };
         }
-        for (const k of db.query<ApiKeyRecord, []>(`SELECT ${API_KEY_COLUMNS} FROM api_keys ORDER BY created_at, id`).iterate()) {
-          yield { type: "apiKey", data: k };
+        for (const k of db.query<ApiKeyRow, []>(`SELECT ${API_KEY_COLUMNS} FROM api_keys ORDER BY created_at, id`).iterate()) {
+          yield { type: "apiKey", data: toApiKeyRecord(k) };
         }
         for (const r of db.query<Record<string, unknown>, []>(`${LINK_SELECT} ORDER BY created_at, id`).iterate()) {
           yield { type: "link", data: sqliteRowToLink(r) };
@@ -90,12 +91,12 @@ export function sqliteAdmin(c: SqliteConnection): AdminStore {
           );
           for (const a of s.accounts) n.accounts += account.run(a.id, a.email, a.passwordHash, a.createdAt).changes;
           const key = c.st(
-            `INSERT INTO api_keys (id, account_id, name, key_hash, prefix, created_at, last_used_at, revoked_at)
-             SELECT ?, ?, ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM accounts WHERE id = ?) ON CONFLICT DO NOTHING`,
+            `INSERT INTO api_keys (id, account_id, name, key_hash, prefix, created_at, last_used_at, revoked_at, scopes)
+             SELECT ?, ?, ?, ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM accounts WHERE id = ?) ON CONFLICT DO NOTHING`,
           );
           for (const k of s.apiKeys) {
             n.apiKeys += key.run(
-              k.id, k.accountId, k.name, k.keyHash, k.prefix, k.createdAt, k.lastUsedAt, k.revokedAt, k.accountId,
+              k.id, k.accountId, k.name, k.keyHash, k.prefix, k.createdAt, k.lastUsedAt, k.revokedAt, scopesText(k), k.accountId,
             ).changes;
           }
           const link = c.st(
