@@ -11,15 +11,28 @@
  * 3. Method: POST carries JSON-RPC messages; DELETE ends a session; GET answers 405, which the spec allows for a
  *    server that never sends messages on its own (ours only answers requests), so no idle SSE stream is held open.
  *
- * Sessions and stateless use, both supported:
+ * Protocol revisions (docs/adr/0009-mcp-protocol-revisions.md): each POST is classified by the SDK's own predicate.
+ * - 2026-07-28 (a `_meta` envelope naming the revision on every request, `server/discover` instead of initialize,
+ *   no sessions) goes to the SDK's per-request handler, which checks the envelope against the MCP-Protocol-Version
+ *   and Mcp-Method headers (400 on a mismatch or an unsupported revision).
+ * - 2025-06-18, 2025-11-25 and the older 2025-era revisions: initialize answers the client's protocolVersion when
+ *   supported, else the latest; later requests with an unsupported MCP-Protocol-Version header answer 400.
+ *
+ * Sessions (2025 revisions) and stateless use, both supported, on any control process:
  * - POST `initialize` without `Mcp-Session-Id` opens a session: the answer carries `Mcp-Session-Id`, later requests
  *   send it, DELETE ends it. A session belongs to the account that opened it; an unknown, expired or foreign id
- *   answers 404, upon which the client initializes again.
- * - POST of any other message without `Mcp-Session-Id` is served statelessly by a fresh server and transport, so a
- *   plain JSON-RPC call (`tools/list`, `tools/call`) works without any handshake.
- * Answers to POSTs are JSON (`application/json`), never SSE: every tool answers at once.
+ *   answers 404, upon which the client initializes again. Sessions live in HotState (sessions.ts), so a session
+ *   opened on one control process is served, and ended, by any other.
+ * - POST of any other message without `Mcp-Session-Id` is served statelessly, so a plain JSON-RPC call
+ *   (`tools/list`, `tools/call`) works without any handshake.
+ * Every request, in every revision, is served by a fresh server and transport: every tool answers at once and the
+ * server never sends on its own, so there is nothing to keep between requests. Answers are JSON, never SSE.
  */
-import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
+import {
+  createMcpHandler as createSdkMcpHandler,
+  isLegacyRequest,
+  WebStandardStreamableHTTPServerTransport,
+} from "@modelcontextprotocol/server";
 import { Elysia } from "elysia";
 import { AppError, toAppError } from "../../shared/errors.ts";
 import { requireScope } from "../auth/scopes.ts";
@@ -72,48 +85,67 @@ function withHeaders(res: Response, extra: Record<string, unknown>): Response {
 
 export interface McpHandler {
   handle(request: Request): Promise<Response>;
-  sessions: McpSessions;
+}
+
+/** Serves one 2025-era request with a fresh server and a stateless transport; the JSON answer is complete on return. */
+async function serveOnce(deps: Deps, caller: Caller, request: Request, body: unknown): Promise<Response> {
+  const server = getServer(deps, caller);
+  const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+  await server.connect(transport);
+  try {
+    return await transport.handleRequest(request, { parsedBody: body });
+  } finally {
+    await server.close();
+  }
 }
 
 export function createMcpHandler(deps: Deps, api: ApiContext, limits?: SessionLimits): McpHandler {
   const ownOrigin = new URL(deps.config.baseUrl).origin;
-  const sessions = new McpSessions(deps.now, limits);
+  const sessions = new McpSessions(deps.hot, limits);
+  /** Who sent each 2026-07-28 request in flight: the SDK hands its server factory the request it was given. */
+  const callers = new WeakMap<Request, Caller>();
+  const modern = createSdkMcpHandler(
+    ({ requestInfo }) => {
+      const caller = requestInfo && callers.get(requestInfo);
+      if (!caller) throw new Error("MCP request without an authenticated caller");
+      return getServer(deps, caller);
+    },
+    { legacy: "reject" },
+  );
 
-  const sessionOf = (request: Request, caller: Caller) => {
+  /** The request's session, checked live and the caller's own (404 otherwise); null when it names none. */
+  async function sessionOf(request: Request, caller: Caller): Promise<string | null> {
     const id = request.headers.get(SESSION_HEADER);
     if (id === null) return null;
-    const s = sessions.get(id, caller.accountId);
-    if (!s) throw new AppError("not_found", "Unknown or expired MCP session; send initialize to start a new one");
-    return s;
-  };
+    if (!(await sessions.use(id, caller.accountId))) {
+      throw new AppError("not_found", "Unknown or expired MCP session; send initialize to start a new one");
+    }
+    return id;
+  }
 
   async function post(request: Request, caller: Caller, headers: Record<string, unknown>): Promise<Response> {
     const body = await api.body(request);
     requireToolScopes(caller, body, deps.config.baseUrl);
     // A JSON-RPC batch is as many requests as it holds messages: the guard took one, the rest are taken here.
     if (Array.isArray(body) && body.length > 1) await api.charge(caller, body.length - 1, headers);
-    const session = sessionOf(request, caller);
-    if (session) return session.transport.handleRequest(request, { parsedBody: body });
-    const server = getServer(deps, caller);
-    if (isInitialize(body)) {
-      const transport = sessions.open(caller, server);
-      await server.connect(transport);
-      return transport.handleRequest(request, { parsedBody: body });
+    if (!(await isLegacyRequest(request, body))) {
+      callers.set(request, caller);
+      return modern.fetch(request, { parsedBody: body });
     }
-    // Stateless: a transport serves one request only, and in JSON mode the answer is complete when it returns.
-    const transport = new WebStandardStreamableHTTPServerTransport({ enableJsonResponse: true });
-    await server.connect(transport);
-    try {
-      return await transport.handleRequest(request, { parsedBody: body });
-    } finally {
-      await server.close();
-    }
+    const session = await sessionOf(request, caller);
+    const res = await serveOnce(deps, caller, request, body);
+    if (session !== null || !isInitialize(body) || res.status !== 200) return res;
+    headers[SESSION_HEADER] = await sessions.open(caller.accountId);
+    return res;
   }
 
   async function del(request: Request, caller: Caller): Promise<Response> {
-    const session = sessionOf(request, caller);
-    if (!session) throw new AppError("invalid_input", "Send the Mcp-Session-Id header of the session to end");
-    return session.transport.handleRequest(request);
+    const id = request.headers.get(SESSION_HEADER);
+    if (id === null) throw new AppError("invalid_input", "Send the Mcp-Session-Id header of the session to end");
+    if (!(await sessions.end(id, caller.accountId))) {
+      throw new AppError("not_found", "Unknown or expired MCP session; send initialize to start a new one");
+    }
+    return new Response(null, { status: 200 });
   }
 
   async function handle(request: Request): Promise<Response> {
@@ -129,7 +161,7 @@ export function createMcpHandler(deps: Deps, api: ApiContext, limits?: SessionLi
     }
   }
 
-  return { handle, sessions };
+  return { handle };
 }
 
 /** The Elysia plugin mounting the handler at /mcp for every method (the handler answers 405 itself). */

@@ -1,19 +1,17 @@
 /**
  * The MCP server for one caller: the SDK's low-level `Server` with tools/list and tools/call handlers, so the tool
- * schemas stay TypeBox/JSON Schema (McpServer.registerTool takes only Zod in SDK 1.x).
+ * schemas stay TypeBox/JSON Schema (McpServer.registerTool wants a Standard Schema such as Zod).
  */
-import { Server } from "@modelcontextprotocol/sdk/server/index.js";
-import {
-  CallToolRequestSchema,
-  ErrorCode,
-  ListToolsRequestSchema,
-  McpError,
-  type CallToolResult,
-  type Tool,
-} from "@modelcontextprotocol/sdk/types.js";
+import { ProtocolError, ProtocolErrorCode, Server, type CallToolResult, type Tool as SdkTool } from "@modelcontextprotocol/server";
 import { toAppError } from "../../shared/errors.ts";
 import type { Caller, Deps } from "../deps.ts";
 import { LINK_TOOLS, toJsonSchema, type LinkTool } from "./tools.ts";
+
+/**
+ * A tools/list entry. The SDK's `Tool` types the schemas as trees of JSON values, which toJsonSchema's TypeBox
+ * output is without being typed so; the handler hands the list over as the SDK's type.
+ */
+type Tool = Omit<SdkTool, "inputSchema" | "outputSchema"> & { inputSchema: object; outputSchema?: object };
 
 export const SERVER_INFO = { name: "clink", version: "1.0.0" };
 
@@ -34,14 +32,6 @@ const TOOL_LIST: Tool[] = LINK_TOOLS.map((t) => ({
 }));
 
 export const TOOLS_BY_NAME = new Map<string, LinkTool>(LINK_TOOLS.map((t) => [t.name, t]));
-
-/**
- * The schema our tools/call handler is registered with: the method alone, every other key passed through. The SDK
- * parses a request with the registered schema before anything else, and a failed parse became -32603 Internal
- * error; registered this way, malformed params (a name that is no string, arguments that are no object) reach
- * the Server's own tools/call check, which answers -32602 Invalid params, as JSON-RPC asks.
- */
-const TOOLS_CALL_METHOD = CallToolRequestSchema.pick({ method: true }).passthrough();
 
 interface CallToolParams {
   name: string;
@@ -65,16 +55,19 @@ export async function callTool(deps: Deps, caller: Caller, tool: LinkTool, args:
   }
 }
 
-/** A fresh MCP server whose tools act for `caller` (an SDK Server connects to exactly one transport). */
+/**
+ * A fresh MCP server whose tools act for `caller`. One serves one HTTP request (routes.ts): every tool answers at
+ * once and the server never speaks first, so nothing is kept between requests, in any protocol revision.
+ */
 export function getServer(deps: Deps, caller: Caller): Server {
   const server = new Server(SERVER_INFO, { capabilities: { tools: {} }, instructions: INSTRUCTIONS });
-  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: TOOL_LIST }));
-  server.setRequestHandler(TOOLS_CALL_METHOD, (request) => {
-    // The Server has checked the request against CallToolRequestSchema before calling this handler.
-    const params = (request as unknown as { params: CallToolParams }).params;
+  server.setRequestHandler("tools/list", () => ({ tools: TOOL_LIST as SdkTool[] }));
+  // The Server has checked the request's params (a string name, an object of arguments) before calling this.
+  server.setRequestHandler("tools/call", (request) => {
+    const params = request.params as CallToolParams;
     const tool = TOOLS_BY_NAME.get(params.name);
     // An unknown tool name is a protocol error (MCP spec, tools "Error Handling"), not a tool result.
-    if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${params.name.slice(0, 100)}`);
+    if (!tool) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool: ${params.name.slice(0, 100)}`);
     return callTool(deps, caller, tool, params.arguments ?? {});
   });
   return server;

@@ -88,6 +88,20 @@ export interface Bus {
   subscribe(channel: string, listener: (message: string) => void): void;
 }
 
+/**
+ * MCP sessions (Streamable HTTP `Mcp-Session-Id`, 2025 protocol revisions), shared by every control process so that
+ * any of them serves any session (no sticky routing). Per account: its live session ids, each with when it expires
+ * if unused. A session holds no data: the MCP server of each request is built afresh (control/mcp/routes.ts).
+ */
+export interface McpSessionStore {
+  /** Registers session `id` of `accountId`, live for `idleMs`; past `maxPerAccount` its least recently used ends. */
+  openMcpSession(accountId: string, id: string, idleMs: number, maxPerAccount: number): Promise<void>;
+  /** Whether `id` is a live session of `accountId` (never of another account); a live one is kept `idleMs` more. */
+  touchMcpSession(accountId: string, id: string, idleMs: number): Promise<boolean>;
+  /** Ends session `id` of `accountId` for every process; false when it was not live. */
+  endMcpSession(accountId: string, id: string): Promise<boolean>;
+}
+
 export interface HotStateLifecycle {
   /** Resolves while the backend is reachable (and, in Redis, the subscriptions are in place): readiness. */
   ping(): Promise<void>;
@@ -95,4 +109,4 @@ export interface HotStateLifecycle {
 }
 
 /** Every role on one backend: what a process opens once and hands around as `deps.hot`. */
-export type HotState = LinkCache & HitCounters & RateLimiter & ClickQueue & Bus & HotStateLifecycle;
+export type HotState = LinkCache & HitCounters & RateLimiter & ClickQueue & Bus & McpSessionStore & HotStateLifecycle;

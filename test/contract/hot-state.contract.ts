@@ -1,6 +1,6 @@
 /**
  * The HotState contract (design §2): one suite per role (link cache, hit counters, rate limit, click queue,
- * pub/sub) plus health, run against every adapter (memory, Redis, Redis Cluster). See hot-state-harness.ts for
+ * pub/sub, MCP sessions) plus health, run against every adapter (memory, Redis, Redis Cluster). See hot-state-harness.ts for
  * what `make()` must return.
  */
 import { afterAll, describe, test } from "bun:test";
@@ -10,6 +10,7 @@ import { runBusContract } from "./hot-state-bus.contract.ts";
 import { instances } from "./hot-state-harness.ts";
 import { runHitCountersContract } from "./hot-state-hit-counters.contract.ts";
 import { runLinkCacheContract } from "./hot-state-link-cache.contract.ts";
+import { runMcpSessionsContract } from "./hot-state-mcp-sessions.contract.ts";
 import { runRateLimiterContract } from "./hot-state-rate-limiter.contract.ts";
 
 export function runHotStateContract(name: string, make: () => Promise<HotState>, cleanup?: () => Promise<void>) {
@@ -20,6 +21,7 @@ export function runHotStateContract(name: string, make: () => Promise<HotState>,
     runRateLimiterContract(make);
     runClickQueueContract(make);
     runBusContract(make);
+    runMcpSessionsContract(make);
 
     describe("health", () => {
       const instance = instances(make);

@@ -2,16 +2,14 @@
  * The MCP server (design §5) against the real embedded server, driven by the SDK's own Client over Streamable HTTP:
  * every tool's effect checked over REST and on the short address the redirector serves. The tools' schemas, tool
  * errors, account isolation, sessions, the HTTP edge and the shared rate limit are tested in process in
- * test/app/mcp.test.ts, test/app/api-edge.test.ts and test/app/e2e-ported.test.ts. The session store's tests at the
- * end run in process too (a test clock, no server); they stay in this file.
+ * test/app/mcp.test.ts, test/app/api-edge.test.ts and test/app/e2e-ported.test.ts. The sessions' tests at the end
+ * run in process too (a test clock, no server); they stay in this file.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { ALL_SCOPES } from "../../control/auth/scopes.ts";
-import type { Deps } from "../../control/deps.ts";
-import { getServer } from "../../control/mcp/server.ts";
 import { McpSessions } from "../../control/mcp/sessions.ts";
+import { MemoryMcpSessions } from "../../shared/adapters/memory/mcp-sessions.ts";
 import { api, createKey, startServer, type TestServer } from "../helpers/server.ts";
 
 const DESKTOP_UA = "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36";
@@ -37,13 +35,6 @@ async function ok(client: Client, name: string, args: Record<string, unknown>): 
   expect(JSON.parse(r.content[0].text!)).toEqual(r.structuredContent);
   return r.structuredContent;
 }
-
-const INITIALIZE = {
-  jsonrpc: "2.0",
-  id: 1,
-  method: "initialize",
-  params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "curl", version: "1" } },
-};
 
 describe("MCP server over Streamable HTTP", () => {
   let server: TestServer;
@@ -140,64 +131,44 @@ describe("MCP server over Streamable HTTP", () => {
   });
 });
 
-describe("MCP session store (in process, with a test clock)", () => {
+describe("MCP sessions (in process, with a test clock; the store's contract is test/contract/hot-state-mcp-sessions)", () => {
   const MINUTE = 60_000;
   let now = 0;
-  const limits = { maxSessions: 3, maxPerAccount: 2, idleMs: 30 * MINUTE };
-
-  /** Opens a session the way the route does: a real server and transport answering a real initialize request. */
-  async function open(sessions: McpSessions, accountId: string): Promise<string> {
-    const caller = { accountId, keyId: null, scopes: ALL_SCOPES };
-    const server = getServer({} as Deps, caller);
-    const transport = sessions.open(caller, server);
-    await server.connect(transport);
-    const res = await transport.handleRequest(
-      new Request("http://clink.test/mcp", {
-        method: "POST",
-        headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
-        body: JSON.stringify(INITIALIZE),
-      }),
-    );
-    expect(res.status).toBe(200);
-    return res.headers.get("mcp-session-id")!;
-  }
+  const limits = { maxPerAccount: 2, idleMs: 30 * MINUTE };
+  const fresh = () => new McpSessions(new MemoryMcpSessions(() => now), limits);
 
   test("a session expires after 30 idle minutes; each use restarts the clock", async () => {
     now = 0;
-    const sessions = new McpSessions(() => now, limits);
-    const id = await open(sessions, "acct-a");
+    const sessions = fresh();
+    const id = await sessions.open("acct-a");
+    expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
     now = 29 * MINUTE;
-    expect(sessions.get(id, "acct-a")).toBeDefined();
+    expect(await sessions.use(id, "acct-a")).toBe(true);
     now = 58 * MINUTE;
-    expect(sessions.get(id, "acct-a")).toBeDefined();
+    expect(await sessions.use(id, "acct-a")).toBe(true);
     now = 88 * MINUTE + 1;
-    expect(sessions.get(id, "acct-a")).toBeUndefined();
-    expect(sessions.size).toBe(0);
+    expect(await sessions.use(id, "acct-a")).toBe(false);
   });
 
-  test("a session is invisible to other accounts and stays usable by its own", async () => {
+  test("a session is invisible to other accounts, stays usable by its own, and ends once", async () => {
     now = 0;
-    const sessions = new McpSessions(() => now, limits);
-    const id = await open(sessions, "acct-a");
-    expect(sessions.get(id, "acct-b")).toBeUndefined();
-    expect(sessions.get(id, "acct-a")).toBeDefined();
+    const sessions = fresh();
+    const id = await sessions.open("acct-a");
+    expect([await sessions.use(id, "acct-b"), await sessions.end(id, "acct-b")]).toEqual([false, false]);
+    expect(await sessions.use(id, "acct-a")).toBe(true);
+    expect([await sessions.end(id, "acct-a"), await sessions.end(id, "acct-a"), await sessions.use(id, "acct-a")]).toEqual([true, false, false]);
   });
 
-  test("bounded: an account's least recently used session goes first, then the process's", async () => {
+  test("bounded per account: its least recently used session goes first; ids it never issued are no session", async () => {
     now = 0;
-    const sessions = new McpSessions(() => now, limits);
-    const a1 = await open(sessions, "acct-a");
-    const a2 = await open(sessions, "acct-a");
-    expect(sessions.get(a1, "acct-a")).toBeDefined(); // a2 is now the account's least recently used
-    const a3 = await open(sessions, "acct-a");
-    expect([!!sessions.get(a1, "acct-a"), !!sessions.get(a2, "acct-a"), !!sessions.get(a3, "acct-a")]).toEqual([true, false, true]);
-
-    const b1 = await open(sessions, "acct-b"); // 3 sessions: the process limit
-    const c1 = await open(sessions, "acct-c"); // evicts the least recently used of all: a1
-    expect(sessions.size).toBe(3);
-    expect(sessions.get(a1, "acct-a")).toBeUndefined();
-    for (const [id, acct] of [[a3, "acct-a"], [b1, "acct-b"], [c1, "acct-c"]]) expect(sessions.get(id, acct)).toBeDefined();
-    await sessions.closeAll();
-    expect(sessions.size).toBe(0);
+    const sessions = fresh();
+    const a1 = await sessions.open("acct-a");
+    const a2 = await sessions.open("acct-a");
+    const b1 = await sessions.open("acct-b");
+    expect(await sessions.use(a1, "acct-a")).toBe(true); // a2 is now the account's least recently used
+    const a3 = await sessions.open("acct-a");
+    expect([await sessions.use(a1, "acct-a"), await sessions.use(a2, "acct-a"), await sessions.use(a3, "acct-a")]).toEqual([true, false, true]);
+    expect(await sessions.use(b1, "acct-b")).toBe(true);
+    for (const bogus of ["", "x".repeat(10_000), a1.toUpperCase(), `${a1} `]) expect(await sessions.use(bogus, "acct-a")).toBe(false);
   });
 });

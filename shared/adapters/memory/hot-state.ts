@@ -1,6 +1,6 @@
 /**
  * HotState in process memory: the embedded default, every role (link cache, hit counters, rate limiter, click
- * queue, bus) in its own file, on one clock. Every operation completes synchronously inside one JavaScript turn,
+ * queue, bus, MCP sessions) in its own file, on one clock. Every operation completes synchronously inside one JavaScript turn,
  * which is what makes takeHit and rateLimit atomic here.
  */
 import type { CompiledLink } from "../../link.ts";
@@ -9,6 +9,7 @@ import { MemoryBus } from "./bus.ts";
 import { MemoryClickQueue } from "./click-queue.ts";
 import { MemoryHitCounters } from "./hit-counters.ts";
 import { MemoryLinkCache } from "./link-cache.ts";
+import { MemoryMcpSessions } from "./mcp-sessions.ts";
 import { MemoryRateLimiter } from "./rate-limiter.ts";
 
 export class MemoryHotState implements HotState {
@@ -17,15 +18,18 @@ export class MemoryHotState implements HotState {
   readonly limits: MemoryRateLimiter;
   readonly clicks = new MemoryClickQueue();
   readonly bus = new MemoryBus();
+  readonly mcpSessions: MemoryMcpSessions;
   private sweepTimer: ReturnType<typeof setInterval>;
 
   constructor(now: () => number = Date.now) {
     this.links = new MemoryLinkCache(now);
     this.limits = new MemoryRateLimiter(now);
+    this.mcpSessions = new MemoryMcpSessions(now);
     // Expired links and rate-limit windows would otherwise accumulate one entry per key forever.
     this.sweepTimer = setInterval(() => {
       this.links.sweep();
       this.limits.sweep();
+      this.mcpSessions.sweep();
     }, 60_000);
     (this.sweepTimer as { unref?: () => void }).unref?.();
   }
@@ -98,6 +102,18 @@ export class MemoryHotState implements HotState {
 
   subscribe(channel: string, listener: (message: string) => void) {
     this.bus.subscribe(channel, listener);
+  }
+
+  openMcpSession(accountId: string, id: string, idleMs: number, maxPerAccount: number) {
+    return this.mcpSessions.openMcpSession(accountId, id, idleMs, maxPerAccount);
+  }
+
+  touchMcpSession(accountId: string, id: string, idleMs: number) {
+    return this.mcpSessions.touchMcpSession(accountId, id, idleMs);
+  }
+
+  endMcpSession(accountId: string, id: string) {
+    return this.mcpSessions.endMcpSession(accountId, id);
   }
 
   async ping() {}

@@ -1,6 +1,6 @@
 /**
  * HotState in Redis (scale mode, design §2): every role in its own file (link cache, hit counters, rate
- * limiter, click queue, bus), all on one connection (connection.ts: single node or Cluster, key prefix,
+ * limiter, click queue, bus, MCP sessions), all on one connection (connection.ts: single node or Cluster, key prefix,
  * fail-fast policy) and one pub/sub subscriber.
  */
 import type { CompiledLink } from "../../link.ts";
@@ -10,6 +10,7 @@ import { RedisClickQueue, type RedisClickQueueOptions } from "./click-queue.ts";
 import { connectRedis, type RedisConnection, type RedisConnectionOptions } from "./connection.ts";
 import { RedisHitCounters } from "./hit-counters.ts";
 import { RedisLinkCache } from "./link-cache.ts";
+import { RedisMcpSessions } from "./mcp-sessions.ts";
 import { RedisRateLimiter } from "./rate-limiter.ts";
 
 export type RedisHotStateOptions = RedisConnectionOptions & RedisClickQueueOptions;
@@ -20,6 +21,7 @@ export class RedisHotState implements HotState {
   readonly hits: RedisHitCounters;
   readonly limits: RedisRateLimiter;
   readonly clicks: RedisClickQueue;
+  readonly mcpSessions: RedisMcpSessions;
 
   constructor(private readonly conn: RedisConnection, opts: RedisClickQueueOptions = {}) {
     this.bus = new RedisBus(conn);
@@ -27,6 +29,7 @@ export class RedisHotState implements HotState {
     this.hits = new RedisHitCounters(conn);
     this.limits = new RedisRateLimiter(conn);
     this.clicks = new RedisClickQueue(conn, opts);
+    this.mcpSessions = new RedisMcpSessions(conn);
   }
 
   getLink(key: string): Promise<CompiledLink | null | undefined> {
@@ -87,6 +90,18 @@ export class RedisHotState implements HotState {
 
   subscribe(channel: string, listener: (message: string) => void): void {
     this.bus.subscribe(channel, listener);
+  }
+
+  openMcpSession(accountId: string, id: string, idleMs: number, maxPerAccount: number): Promise<void> {
+    return this.mcpSessions.openMcpSession(accountId, id, idleMs, maxPerAccount);
+  }
+
+  touchMcpSession(accountId: string, id: string, idleMs: number): Promise<boolean> {
+    return this.mcpSessions.touchMcpSession(accountId, id, idleMs);
+  }
+
+  endMcpSession(accountId: string, id: string): Promise<boolean> {
+    return this.mcpSessions.endMcpSession(accountId, id);
   }
 
   /** Checks the command connection and, when listeners exist, that their subscriptions are in place. */
