@@ -37,7 +37,7 @@ export function importRoutes(deps: Deps, api: ApiContext) {
   void importRunner(deps).interruptLeftovers();
   return new Elysia({ name: "import-routes" })
     .post("/imports", async ({ request, set }) => {
-      const caller = await api.guard(request, set.headers);
+      const caller = await api.guard(request, set.headers, "links:write");
       const upload = await readUpload(request);
       const q = new URL(request.url).searchParams;
       const option = (name: string) => upload.fields.get(name) ?? q.get(name);
@@ -49,11 +49,11 @@ export function importRoutes(deps: Deps, api: ApiContext) {
       return job;
     }, doc("Import links from a Bitly, Shlink, Kutt or YOURLS export or any CSV (202: a job; the body is the file, or a multipart form with a file part)", { ok: [202, ImportJobDoc], badRequest: "invalid_parameter, invalid_encoding, missing_header or malformed_file" }))
     .get("/imports", async ({ request, set }) => {
-      const caller = await api.guard(request, set.headers);
+      const caller = await api.guard(request, set.headers, "links:read");
       return listImports(deps, caller);
     }, doc("The account's import jobs, newest first (at most 50)", { ok: [200, t.Object({ imports: t.Array(ImportJobDoc) })] }))
     .get("/imports/:id", async ({ request, set, params }) => {
-      const caller = await api.guard(request, set.headers);
+      const caller = await api.guard(request, set.headers, "links:read");
       return getImport(deps, caller, params.id);
     }, doc("An import job: status, progress, counts and why rows were skipped, renamed or refused", { ok: [200, ImportJobDoc] }))
     .all("/imports", () => methodNotAllowed("GET, POST"), { parse: "none", detail: { hide: true } })

@@ -18,7 +18,7 @@ const ExportFile = T.String({ description: "text/csv (a header row, then a line 
 export const linkExportRoutes = (deps: Deps, api: ApiContext) =>
   new Elysia({ name: "link-export-routes" })
     .get("/links/export", async ({ request, set }) => {
-      const caller = await api.guard(request, set.headers);
+      const caller = await api.guard(request, set.headers, "links:read");
       return withHeaders(await exportLinks(deps, caller, new URL(request.url).searchParams), set.headers);
     }, doc("Export links (all, or filtered as the list is) as CSV or JSON, streamed", {
       query: ExportQuery, ok: [200, ExportFile], okType: "text/csv", badRequest: "invalid_parameter, invalid_input",

@@ -23,7 +23,7 @@ const QrImage = T.String({ description: "image/svg+xml (default) or image/png: t
 export const linkQrRoutes = (deps: Deps, api: ApiContext) =>
   new Elysia({ name: "link-qr-routes" })
     .get("/links/:slug/qr", async ({ request, set, params }) => {
-      const caller = await api.guard(request, set.headers);
+      const caller = await api.guard(request, set.headers, "links:read");
       return withHeaders(await getLinkQr(deps, caller, slugOf(params), new URL(request.url).searchParams), set.headers);
     }, docWithSlug("A link's QR code (SVG, or PNG with format=png), with size, margin, colours and error-correction level", { query: QrQuery, ok: [200, QrImage], okType: "image/svg+xml", badRequest: "invalid_parameter" }))
     .all("/links/:slug/qr", () => methodNotAllowed("GET"), { parse: "none", detail: { hide: true } });

@@ -50,22 +50,22 @@ export function withHeaders(res: Response, headers: Record<string, unknown>): Re
 export const statsRoutes = (deps: Deps, api: ApiContext) =>
   new Elysia({ name: "stats-routes" })
     .get("/links/:slug/stats", async ({ request, set, params }) => {
-      const caller = await api.guard(request, set.headers);
+      const caller = await api.guard(request, set.headers, "stats:read");
       return getLinkStatsOrAnalytics(deps, caller, slugOf(params), rawQueryOf(request));
     }, docWithSlug("Analytics of a link (without parameters: the original totals and last 24 hours)", { query: statsQueryParams("link"), ok: [200, T.Union([Analytics, LinkStats])], badRequest: STATS_400 }))
     .all("/links/:slug/stats", () => methodNotAllowed("GET"), hidden)
     .get("/stats", async ({ request, set }) => {
-      const caller = await api.guard(request, set.headers);
+      const caller = await api.guard(request, set.headers, "stats:read");
       return getAccountAnalytics(deps, caller, rawQueryOf(request));
     }, doc("Analytics of the whole account (groupBy=link for top links)", { query: statsQueryParams("account"), ok: [200, Analytics], badRequest: STATS_400 }))
     .all("/stats", () => methodNotAllowed("GET"), hidden)
     .get("/links/:slug/clicks.csv", async ({ request, set, params }) => {
-      const caller = await api.guard(request, set.headers);
+      const caller = await api.guard(request, set.headers, "stats:read");
       return withHeaders(await exportLinkClicks(deps, caller, slugOf(params), rawQueryOf(request)), set.headers);
     }, docWithSlug("A link's clicks as CSV", { query: ClicksCsvQuery, ok: [200, Csv], okType: "text/csv", badRequest: CSV_400 }))
     .all("/links/:slug/clicks.csv", () => methodNotAllowed("GET"), hidden)
     .get("/clicks.csv", async ({ request, set }) => {
-      const caller = await api.guard(request, set.headers);
+      const caller = await api.guard(request, set.headers, "stats:read");
       return withHeaders(await exportAccountClicks(deps, caller, rawQueryOf(request)), set.headers);
     }, doc("The account's clicks as CSV", { query: ClicksCsvQuery, ok: [200, Csv], okType: "text/csv", badRequest: CSV_400 }))
     .all("/clicks.csv", () => methodNotAllowed("GET"), hidden);

@@ -24,33 +24,33 @@ const DeliveriesQuery = t.Object({
 export const webhookRoutes = (deps: Deps, api: ApiContext) =>
   new Elysia({ name: "webhook-routes" })
     .post("/webhooks", async ({ request, set }) => {
-      const caller = await api.guard(request, set.headers);
+      const caller = await api.guard(request, set.headers, "webhooks:manage");
       set.status = 201;
       return webhooks.createEndpoint(deps, caller, await api.body(request));
     }, doc("Create a webhook endpoint (201); the answer's secret is shown this once", { body: EndpointInput, ok: [201, t.Composite([Endpoint, t.Object({ secret: t.String() })])] }))
     .get("/webhooks", async ({ request, set }) => {
-      const caller = await api.guard(request, set.headers);
+      const caller = await api.guard(request, set.headers, "webhooks:manage");
       return webhooks.listEndpoints(deps, caller);
     }, doc("List webhook endpoints", { ok: [200, t.Object({ endpoints: t.Array(Endpoint) })] }))
     .get("/webhooks/:id", async ({ request, set, params }) => {
-      const caller = await api.guard(request, set.headers);
+      const caller = await api.guard(request, set.headers, "webhooks:manage");
       return webhooks.getEndpoint(deps, caller, params.id);
     }, doc("Get a webhook endpoint", { ok: [200, Endpoint] }))
     .patch("/webhooks/:id", async ({ request, set, params }) => {
-      const caller = await api.guard(request, set.headers);
+      const caller = await api.guard(request, set.headers, "webhooks:manage");
       return webhooks.updateEndpoint(deps, caller, params.id, await api.body(request));
     }, doc("Change a webhook endpoint's url, events or active", { body: EndpointChange, ok: [200, Endpoint] }))
     .delete("/webhooks/:id", async ({ request, set, params }) => {
-      const caller = await api.guard(request, set.headers);
+      const caller = await api.guard(request, set.headers, "webhooks:manage");
       await webhooks.deleteEndpoint(deps, caller, params.id);
       return new Response(null, { status: 204, headers: set.headers as Record<string, string> });
     }, doc("Delete a webhook endpoint and its delivery log", { ok: [204, t.Null()] }))
     .get("/webhooks/:id/deliveries", async ({ request, set, params, query }) => {
-      const caller = await api.guard(request, set.headers);
+      const caller = await api.guard(request, set.headers, "webhooks:manage");
       return webhooks.listDeliveries(deps, caller, params.id, query as webhooks.DeliveriesQuery);
     }, doc("An endpoint's delivery log, newest first", { query: DeliveriesQuery, ok: [200, t.Object({ deliveries: t.Array(Delivery), nextCursor: t.Nullable(t.String()) })], badRequest: "invalid_parameter" }))
     .post("/webhooks/:id/deliveries/:deliveryId/retry", async ({ request, set, params }) => {
-      const caller = await api.guard(request, set.headers);
+      const caller = await api.guard(request, set.headers, "webhooks:manage");
       set.status = 202;
       return webhooks.retryDelivery(deps, caller, params.id, params.deliveryId);
     }, doc("Send a delivery again (202): due now, retried with backoff as a new one", { ok: [202, Delivery] }))
