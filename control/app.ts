@@ -12,6 +12,8 @@ import { linkRoutes } from "./links/routes.ts";
 import { linkQrRoutes } from "./links/qr-route.ts";
 import { importRoutes } from "./imports/routes.ts";
 import { mcpRoutes } from "./mcp/routes.ts";
+import { oauthRoutes } from "./oauth/routes.ts";
+import { AccessTokens } from "./oauth/verifier.ts";
 import { statsRoutes } from "./stats/routes.ts";
 import { webhookRoutes } from "./webhooks/routes.ts";
 
@@ -22,6 +24,7 @@ export interface ControlPlane {
 
 export function buildControlPlane(deps: Deps): ControlPlane {
   const auth = new KeyAuthenticator(deps);
+  auth.useAccessTokens(new AccessTokens(deps));
   const api = createApiContext(deps, auth);
   const app = new Elysia({ normalize: false })
     .onError(({ code, error, set }) => errorResponse(fromElysiaError(code, error), set.headers as Record<string, unknown>))
@@ -30,6 +33,7 @@ export function buildControlPlane(deps: Deps): ControlPlane {
     .get("/", () => Response.redirect("/dashboard", 302))
     .group("/api/v1", (g) => g.use(linkExportRoutes(deps, api)).use(linkBulkRoutes(deps, api)).use(linkRoutes(deps, api)).use(linkQrRoutes(deps, api)).use(statsRoutes(deps, api)).use(importRoutes(deps, api)).use(webhookRoutes(deps, api)))
     .use(mcpRoutes(deps, api))
+    .use(oauthRoutes(deps))
     .use(dashboardRoutes(deps, auth));
   return { app: app as unknown as Elysia, auth };
 }

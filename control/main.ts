@@ -25,7 +25,7 @@ import { observeRedirector } from "../redirector/observe.ts";
 import { observeClickWrites, observeControl } from "./ops/observe-control.ts";
 import { baseHostWarning, exitOnProblem, firstKeyHint } from "../shared/observability/startup-checks.ts";
 
-const CONTROL_SEGMENTS = new Set(["", "api", "mcp", "dashboard", "healthz", "readyz", "metrics", "static", "favicon.ico", "robots.txt"]);
+const CONTROL_SEGMENTS = new Set(["", "api", "mcp", "dashboard", "healthz", "readyz", "metrics", "static", "favicon.ico", "robots.txt", ".well-known", "oauth"]);
 
 /** Paths the control plane answers (by first path segment); everything else is a short address. */
 export function isControlPath(url: string): boolean {

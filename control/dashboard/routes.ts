@@ -6,6 +6,8 @@
  *   GET  /dashboard/signin|signup        POST the same (anonymous CSRF cookie)
  *   POST /dashboard/signout
  *   GET  /dashboard/keys                 POST /dashboard/keys (303; the GET after it shows the key once), POST …/:id/revoke
+ *   GET  /dashboard/apps                 connected OAuth applications; POST …/:id/revoke (apps-page.ts)
+ *   GET  /dashboard/authorize            the OAuth consent page; POST the same: allow or deny (control/oauth/consent-page.ts)
  *   GET  /dashboard/links                (q, tag, folder, status, cursor)
  *   GET  /dashboard/links/new            POST /dashboard/links
  *   POST /dashboard/links/bulk           ticked slugs and an action (add-tag, move, pause, archive, delete: confirmed first)
@@ -30,6 +32,8 @@ import type { Deps } from "../deps.ts";
 import type { KeyAuthenticator } from "../keys/service.ts";
 import { home, signIn, signInPage, signOut, signUp, signUpPage } from "./auth-pages.ts";
 import { createKey, keysIndex, revokeKey } from "./keys-page.ts";
+import { appsIndex, revokeApp } from "./apps-page.ts";
+import { consentDecision, consentPage } from "../oauth/consent-page.ts";
 import { errorPage } from "./layout.ts";
 import { createLinkAction, deleteLinkAction, deleteLinkPage, editLinkPage, newLinkPage, resumeWebhookAction, updateLinkAction } from "./link-actions.ts";
 import { accountClicksCsv, linkClicksCsv } from "./analytics-export.ts";
@@ -90,6 +94,10 @@ export function dashboardRoutes(deps: Deps, auth: KeyAuthenticator) {
     .get("/dashboard/keys", run(withSession(keysIndex)))
     .post("/dashboard/keys", run(withSessionForm(createKey)))
     .post("/dashboard/keys/:id/revoke", run(withSessionForm(revokeKey(auth))))
+    .get("/dashboard/apps", run(withSession(appsIndex)))
+    .post("/dashboard/apps/:id/revoke", run(withSessionForm(revokeApp)))
+    .get("/dashboard/authorize", run(withSession(consentPage)))
+    .post("/dashboard/authorize", run(withSessionForm(consentDecision)))
     .get("/dashboard/links", run(withSession(linksIndex)))
     .post("/dashboard/links", run(withSessionForm(createLinkAction)))
     .get("/dashboard/links/new", run(withSession(newLinkPage)))

@@ -9,5 +9,6 @@ import type { ImportStore } from "./imports.ts";
 import type { EventWebhookStore } from "./event-webhooks.ts";
 import type { KeyStore } from "./keys.ts";
 import type { LinkStore } from "./links.ts";
+import type { OAuthStore } from "./oauth.ts";
 
-export type Store = AccountStore & KeyStore & LinkStore & ClickStore & AdminStore & EventWebhookStore & ImportStore;
+export type Store = AccountStore & KeyStore & LinkStore & ClickStore & AdminStore & EventWebhookStore & ImportStore & OAuthStore;

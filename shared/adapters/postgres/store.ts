@@ -13,6 +13,7 @@ import { postgresImports } from "./imports.ts";
 import { postgresEventWebhooks } from "./event-webhooks.ts";
 import { postgresKeys } from "./keys.ts";
 import { postgresLinks } from "./links.ts";
+import { postgresOAuth } from "./oauth.ts";
 
 export type { PostgresStoreOptions } from "./connection.ts";
 
@@ -23,7 +24,7 @@ export class PostgresStore {
   constructor(url: string, opts: PostgresStoreOptions = {}) {
     const c = new PostgresConnection(url, opts);
     const roles: Store = {
-      ...postgresAdmin(c), ...postgresAccounts(c), ...postgresKeys(c), ...postgresLinks(c), ...postgresClicks(c), ...postgresEventWebhooks(c), ...postgresImports(c),
+      ...postgresAdmin(c), ...postgresAccounts(c), ...postgresKeys(c), ...postgresLinks(c), ...postgresClicks(c), ...postgresEventWebhooks(c), ...postgresImports(c), ...postgresOAuth(c),
     };
     Object.assign(this, roles);
   }

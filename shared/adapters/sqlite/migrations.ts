@@ -9,6 +9,7 @@ import { ANALYTICS_STORAGE_SQLITE, SETTLED_WEEKS_MONTHS_SQLITE } from "./migrati
 import { VISITOR_LEDGER_SQLITE } from "./migration-visitors.ts";
 import { IMPORT_JOBS_SQLITE } from "./imports.ts";
 import { EVENT_WEBHOOKS_SQLITE } from "./event-webhooks.ts";
+import { OAUTH_SQLITE } from "./oauth.ts";
 import { KEY_SCOPES_SQLITE } from "./migration-key-scopes.ts";
 
 export interface Migration {
@@ -274,6 +275,7 @@ CREATE INDEX links_account_folder_lower ON links(account_id, lower(folder), crea
   { version: 15, name: "event webhooks: account endpoints and the outbox of their deliveries", sql: EVENT_WEBHOOKS_SQLITE },
   { version: 16, name: "analytics: settled totals per ISO week and month besides days; hourly ones of the day not settled yet", sql: SETTLED_WEEKS_MONTHS_SQLITE },
   { version: 17, name: "what each API key may do: its scopes (NULL: a key from before, every scope)", sql: KEY_SCOPES_SQLITE },
+  { version: 18, name: "OAuth authorization server: clients, codes, grants and their tokens (issue #23)", sql: OAUTH_SQLITE },
 ];
 
 /** Applies every migration not yet recorded; a no-op when the schema is current. */

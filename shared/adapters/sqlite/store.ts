@@ -13,6 +13,7 @@ import { sqliteImports } from "./imports.ts";
 import { sqliteEventWebhooks } from "./event-webhooks.ts";
 import { sqliteKeys } from "./keys.ts";
 import { sqliteLinks } from "./links.ts";
+import { sqliteOAuth } from "./oauth.ts";
 
 // Declaration merging: a SqliteStore is a Store, whose methods are own properties assigned from the roles.
 export interface SqliteStore extends Store {}
@@ -21,7 +22,7 @@ export class SqliteStore {
   /** `path`: a file (its directory is created) or ":memory:". */
   constructor(path: string) {
     const c = new SqliteConnection(path);
-    const roles: Store = { ...sqliteAdmin(c), ...sqliteAccounts(c), ...sqliteKeys(c), ...sqliteLinks(c), ...sqliteClicks(c), ...sqliteEventWebhooks(c), ...sqliteImports(c) };
+    const roles: Store = { ...sqliteAdmin(c), ...sqliteAccounts(c), ...sqliteKeys(c), ...sqliteLinks(c), ...sqliteClicks(c), ...sqliteEventWebhooks(c), ...sqliteImports(c), ...sqliteOAuth(c) };
     Object.assign(this, roles);
   }
 }

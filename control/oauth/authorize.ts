@@ -1,0 +1,118 @@
+/**
+ * The authorization request (OAuth 2.1 §4.1.1 with PKCE, RFC 8707 resource), checked the same way at /oauth/authorize
+ * and again when the consent form is posted. Until the client and its redirect URI are known good, a problem is shown
+ * to the person on a page of ours (never sent to an unchecked URI: no open redirect); after that, it goes back to the
+ * client at its redirect URI, with `state`, as OAuth asks.
+ */
+import { isOneOf, SCOPES, type Scope } from "../../shared/enums.ts";
+import { newId } from "../../shared/ids.ts";
+import { resourceUrl, type ProtectedResource } from "../auth/challenge.ts";
+import type { Deps } from "../deps.ts";
+import { resolveClient, type OAuthClient } from "./clients.ts";
+import { OAuthError, type OAuthErrorCode } from "./errors.ts";
+import { redirectUriMatches, redirectWith } from "./redirect-uris.ts";
+import { CODE_TTL_MS, hashOf, isS256Challenge, newAuthorizationCode } from "./tokens.ts";
+
+/** The parameters an authorization request carries, as the consent form passes them on. */
+export const AUTHORIZE_PARAMS = ["response_type", "client_id", "redirect_uri", "state", "scope", "code_challenge", "code_challenge_method", "resource"] as const;
+
+export interface AuthorizationRequest {
+  client: OAuthClient;
+  redirectUri: string;
+  state: string | undefined;
+  codeChallenge: string;
+  scopes: Scope[];
+  resource: string;
+  resourceKind: ProtectedResource;
+}
+
+export type AuthorizeCheck =
+  | { ok: true; request: AuthorizationRequest }
+  /** The client or redirect URI cannot be trusted: tell the person, send nothing anywhere. */
+  | { ok: false; page: string }
+  /** A problem the client must hear of, at its (checked) redirect URI. */
+  | { ok: false; location: string };
+
+/** The resource a token is asked for: our /mcp or /api/v1 URL (a trailing slash tolerated); null for anything else. */
+export function resourceKindOf(baseUrl: string, resource: string): ProtectedResource | null {
+  const r = resource.endsWith("/") ? resource.slice(0, -1) : resource;
+  for (const kind of ["mcp", "api"] as const) if (r === resourceUrl(baseUrl, kind)) return kind;
+  return null;
+}
+
+/**
+ * The scopes granted for `asked` (space-separated; unknown ones such as offline_access are ignored, RFC 6749 §3.3)
+ * within what the client registered; every scope when none is asked. OAuthError invalid_scope when none is left.
+ */
+export function grantedScopes(asked: string | null, registered: Scope[] | null): Scope[] {
+  const allowed = registered ?? [...SCOPES];
+  if (asked === null || asked.trim() === "") return allowed;
+  const known = asked.split(/\s+/).filter((s): s is Scope => isOneOf(SCOPES, s) && allowed.includes(s));
+  if (known.length === 0) throw new OAuthError("invalid_scope", `None of the scopes asked for can be granted; known scopes: ${allowed.join(" ")}`);
+  return [...new Set(known)];
+}
+
+/** Checks an authorization request's parameters (query of GET /oauth/authorize, or the consent form). */
+export async function checkAuthorizationRequest(deps: Deps, params: URLSearchParams): Promise<AuthorizeCheck> {
+  for (const name of AUTHORIZE_PARAMS) {
+    if (params.getAll(name).length > 1 && (name === "client_id" || name === "redirect_uri")) return { ok: false, page: `The request has more than one ${name}.` };
+  }
+  const clientId = params.get("client_id");
+  if (!clientId) return { ok: false, page: "The application did not say who it is (no client_id)." };
+  let client: OAuthClient;
+  try {
+    client = await resolveClient(deps, clientId);
+  } catch (e) {
+    if (e instanceof OAuthError) return { ok: false, page: e.description };
+    throw e;
+  }
+  const asked = params.get("redirect_uri");
+  const redirectUri = asked ?? (client.redirectUris.length === 1 ? client.redirectUris[0] : null);
+  if (redirectUri === null) return { ok: false, page: "The application did not say where to return (no redirect_uri), and it registered several." };
+  if (!redirectUriMatches(redirectUri, client.redirectUris)) {
+    return { ok: false, page: `The application asked to return to an address it did not register (${redirectUri.slice(0, 200)}). Nothing was sent there.` };
+  }
+  const state = params.get("state") ?? undefined;
+  const fail = (error: OAuthErrorCode, description: string): AuthorizeCheck => ({
+    ok: false,
+    location: redirectWith(redirectUri, { error, error_description: description, state, iss: deps.config.baseUrl }),
+  });
+  for (const name of AUTHORIZE_PARAMS) if (params.getAll(name).length > 1) return fail("invalid_request", `${name} is given more than once`);
+  if (params.get("response_type") !== "code") return fail("unsupported_response_type", 'response_type must be "code"');
+  const challenge = params.get("code_challenge");
+  if (!challenge) return fail("invalid_request", "code_challenge is required (PKCE with S256)");
+  const method = params.get("code_challenge_method");
+  if (method !== "S256") return fail("invalid_request", `code_challenge_method must be S256${method ? ` (${method.slice(0, 20)} is not supported)` : ""}`);
+  if (!isS256Challenge(challenge)) return fail("invalid_request", "code_challenge must be 43 base64url characters (an S256 challenge)");
+  const resource = params.get("resource") ?? resourceUrl(deps.config.baseUrl, "mcp");
+  const resourceKind = resourceKindOf(deps.config.baseUrl, resource);
+  if (resourceKind === null) {
+    return fail("invalid_target", `resource must be ${resourceUrl(deps.config.baseUrl, "mcp")} or ${resourceUrl(deps.config.baseUrl, "api")}`);
+  }
+  let scopes: Scope[];
+  try {
+    scopes = grantedScopes(params.get("scope"), client.scopes);
+  } catch (e) {
+    if (e instanceof OAuthError) return fail(e.code, e.description);
+    throw e;
+  }
+  return {
+    ok: true,
+    request: { client, redirectUri, state, codeChallenge: challenge, scopes, resource: resourceUrl(deps.config.baseUrl, resourceKind), resourceKind },
+  };
+}
+
+/** The person allowed it: a code for the client, at its redirect URI (with state and iss, RFC 9207). */
+export async function approve(deps: Deps, accountId: string, r: AuthorizationRequest): Promise<string> {
+  const code = newAuthorizationCode();
+  const now = deps.now();
+  await deps.store.createAuthorizationCode({
+    codeHash: hashOf(code), clientId: r.client.id, clientName: r.client.name, accountId, redirectUri: r.redirectUri,
+    codeChallenge: r.codeChallenge, scopes: r.scopes, resource: r.resource, grantId: newId(), createdAt: now, expiresAt: now + CODE_TTL_MS, usedAt: null,
+  });
+  return redirectWith(r.redirectUri, { code, state: r.state, iss: deps.config.baseUrl });
+}
+
+/** The person said no: access_denied at the client's redirect URI. */
+export const deny = (deps: Deps, r: AuthorizationRequest): string =>
+  redirectWith(r.redirectUri, { error: "access_denied", error_description: "The account holder denied access", state: r.state, iss: deps.config.baseUrl });
