@@ -1,0 +1,10 @@
+/** The OAuthStore contract against SQLite, on a real file (WAL) in a fresh temporary directory. */
+import { rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { SqliteStore } from "../../shared/adapters/sqlite/store.ts";
+import { runOAuthContract } from "./oauth.contract.ts";
+
+const dir = join(tmpdir(), `clink-oauth-${crypto.randomUUID()}`);
+
+runOAuthContract("SQLite", async () => new SqliteStore(join(dir, "clink.db")), async () => rmSync(dir, { recursive: true, force: true }));
