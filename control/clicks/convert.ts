@@ -22,7 +22,17 @@ export const MAX_REFERRER_URL = 1_024;
 export interface ClickLookups {
   place: PlaceLookup | null;
   referrerHost: (referrer: string) => string | null;
+  /**
+   * The last click converted and its dimensions: the next one with the same facts (a visitor's run of clicks, a
+   * busy link's) shares them, so the later steps see the same object and compare nothing.
+   */
+  last?: { event: ClickEvent; dims: ClickDims };
 }
+
+/** Whether two events have the facts their dimensions come from in common. */
+const sameFacts = (a: ClickEvent, b: ClickEvent): boolean =>
+  a.ua === b.ua && a.ip === b.ip && a.country === b.country && a.referrer === b.referrer && a.variant === b.variant &&
+  a.rule === b.rule && a.qr === b.qr;
 
 type DeviceDims = Pick<ClickDims, "device" | "browser" | "os">;
 /** Per classified User-Agent (classifyUserAgent caches and shares its results), its dimensions cleaned once. */
@@ -36,6 +46,16 @@ function deviceDims(info: DeviceInfo): DeviceDims {
 
 /** `batch`: the delivery the click came in (see StoredClick.batch). */
 export function toStoredClick(e: ClickEvent, batch: string, lookups: ClickLookups): StoredClick {
+  const last = lookups.last;
+  const dims = last !== undefined && sameFacts(e, last.event) ? last.dims : clickDims(e, lookups);
+  if (last === undefined || last.dims !== dims) lookups.last = { event: e, dims };
+  return {
+    batch, linkId: e.linkId, ts: e.ts, dims, bot: isCrawler(e.ua), firstVisit: false,
+    referrerUrl: e.referrer ? e.referrer.slice(0, MAX_REFERRER_URL) : null,
+  };
+}
+
+function clickDims(e: ClickEvent, lookups: ClickLookups): ClickDims {
   const ua = deviceDims(classifyUserAgent(e.ua));
   const place = e.ip && lookups.place ? lookups.place(e.ip) : NOWHERE;
   const header = countryFromHeader(e.country);
@@ -54,10 +74,7 @@ export function toStoredClick(e: ClickEvent, batch: string, lookups: ClickLookup
     rule: typeof e.rule === "number" ? String(e.rule) : null,
     via: e.qr === true ? "qr" : "link",
   };
-  return {
-    batch, linkId: e.linkId, ts: e.ts, dims, bot: isCrawler(e.ua), firstVisit: false,
-    referrerUrl: e.referrer ? e.referrer.slice(0, MAX_REFERRER_URL) : null,
-  };
+  return dims;
 }
 
 /**

@@ -25,6 +25,23 @@ describe("toStoredClick", () => {
     expect(JSON.stringify(s)).not.toContain("203.0.113.1");
   });
 
+  test("a click with the same facts as the one before shares its dimensions; any differing fact makes new ones", () => {
+    const l = lookups();
+    const first = toStoredClick({ ...base, ip: "203.0.113.1" }, "b1", l);
+    const again = toStoredClick({ ...base, id: "c2", ts: base.ts + 5, linkId: "L2", ip: "203.0.113.1" }, "b2", l);
+    expect(again.dims).toBe(first.dims);
+    expect([again.ts - base.ts, again.linkId, again.batch]).toEqual([5, "L2", "b2"]);
+    const differing: Partial<ClickEvent>[] = [
+      { ua: UA.iphone }, { ip: "203.0.113.2" }, { country: "FR" }, { referrer: "https://r.example/" }, { variant: 1 }, { rule: 0 }, { qr: true },
+    ];
+    for (const over of differing) {
+      const before = toStoredClick({ ...base, ip: "203.0.113.1" }, "b1", l);
+      const other = toStoredClick({ ...base, ip: "203.0.113.1", ...over }, "b1", l);
+      expect(other.dims).not.toBe(before.dims);
+      expect(other.dims).toEqual(toStoredClick({ ...base, ip: "203.0.113.1", ...over }, "b1", lookups()).dims);
+    }
+  });
+
   test("a click with nothing known: every nullable dimension null, via link", () => {
     expect(convert({ ua: "" }).dims).toEqual({
       country: null, region: null, city: null, device: "other", browser: "Other", os: "Other", referrer: null, variant: null, rule: null, via: "link",

@@ -37,6 +37,28 @@ describe("byBatch and clickLogRow", () => {
   });
 });
 
+describe("the log row's runs", () => {
+  test("a busy link's batch is written as runs and reads back click for click", () => {
+    const clicks = Array.from({ length: 1_000 }, (_, i) =>
+      c("b", i < 600 ? "L" : "M", { ts: T + Math.floor(i / 100), firstVisit: i === 0 }, i % 500 === 499 ? { device: "mobile" } : {}));
+    const row = clickLogRow("b", clicks);
+    const data = JSON.parse(row.data);
+    expect(data.link).toEqual({ runs: [0, 600, 1, 400] });
+    expect(data.dims.device).toEqual({ runs: ["desktop", 499, "mobile", 1, "desktop", 499, "mobile", 1] });
+    expect(data.dims.city).toEqual({ runs: [null, 1_000] });
+    expect(row.data.length).toBeLessThan(1_000); // 86 bytes a click as plain columns
+    expect(parseClickLogRow("b", row.data, new Set(["L", "M"]))).toEqual(clicks);
+  });
+
+  test("a column whose values mostly differ stays a plain array", () => {
+    const clicks = Array.from({ length: 10 }, (_, i) => c("b", "L", { ts: T + i }, { city: `C${i}` }));
+    const data = JSON.parse(clickLogRow("b", clicks).data);
+    expect(data.dt).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    expect(data.dims.city).toHaveLength(10);
+    expect(parseClickLogRow("b", clickLogRow("b", clicks).data, new Set(["L"]))).toEqual(clicks);
+  });
+});
+
 describe("sumCells and settledRows", () => {
   test("clicks are summed per link, hour, dimensions and bot flag, in key order; visitors count first visits", () => {
     const cells = sumCells([
@@ -84,6 +106,10 @@ describe("parseClickLogRow", () => {
     ["columns of different lengths", { links: ["L"], ts: [1, 2], bot: [0] }],
     ["a flag that is not 0 or 1", { links: ["L"], ts: [1], bot: [2] }],
     ["an object as a dimension value", { links: ["L"], ts: [1], dims: { country: [{}] } }],
+    ["runs adding up to more clicks than the row has", { n: 2, links: ["L"], t0: 1, dt: { runs: [0, 3] } }],
+    ["runs adding up to fewer", { n: 2, links: ["L"], t0: 1, dt: [0, 0], bot: { runs: [0, 1] } }],
+    ["a run of no clicks", { n: 1, links: ["L"], t0: 1, dt: { runs: [0, 1, 5, 0] } }],
+    ["no first time", { n: 1, links: ["L"], dt: [0] }],
   ];
   for (const [name, data] of bad) {
     test(`refuses ${name}`, () => expect(() => parseClickLogRow("b", JSON.stringify(data), new Set(["L"]))).toThrow());
