@@ -87,6 +87,13 @@ export interface McpHandler {
   handle(request: Request): Promise<Response>;
 }
 
+/** Whether an answer is a JSON-RPC result: an initialize the server refused opens no session. */
+async function succeeded(res: Response): Promise<boolean> {
+  if (res.status !== 200) return false;
+  const answer: unknown = await res.clone().json().catch(() => null);
+  return typeof answer === "object" && answer !== null && "result" in answer;
+}
+
 /** Serves one 2025-era request with a fresh server and a stateless transport; the JSON answer is complete on return. */
 async function serveOnce(deps: Deps, caller: Caller, request: Request, body: unknown): Promise<Response> {
   const server = getServer(deps, caller);
@@ -134,7 +141,7 @@ export function createMcpHandler(deps: Deps, api: ApiContext, limits?: SessionLi
     }
     const session = await sessionOf(request, caller);
     const res = await serveOnce(deps, caller, request, body);
-    if (session !== null || !isInitialize(body) || res.status !== 200) return res;
+    if (session !== null || !isInitialize(body) || !(await succeeded(res))) return res;
     headers[SESSION_HEADER] = await sessions.open(caller.accountId);
     return res;
   }

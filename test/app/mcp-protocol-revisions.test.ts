@@ -93,6 +93,11 @@ describe("version negotiation and the MCP-Protocol-Version header", () => {
     }
   });
 
+  test("an initialize the server refuses opens no session", async () => {
+    const bad = await post({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: 2025 } });
+    expect([bad.status, typeof (await bad.json()).error.code, bad.headers.get("mcp-session-id")]).toEqual([200, "number", null]);
+  });
+
   test("a later request with an unsupported MCP-Protocol-Version answers 400, with a session and without; supported ones pass", async () => {
     const session = (await post(initialize("2025-06-18"))).headers.get("mcp-session-id")!;
     for (const headers of [{}, { "mcp-session-id": session }]) {
