@@ -6,7 +6,7 @@
  * Documents are kept for 5 minutes in process; a failure for 30 seconds, so a bad client cannot make us fetch in a loop.
  */
 import { readBodyUpTo } from "../../shared/net/body.ts";
-import { checkWebhookTarget } from "../../shared/webhooks/ssrf.ts";
+import { checkWebhookTarget, type ResolveHost } from "../../shared/webhooks/ssrf.ts";
 import { SCOPES, isOneOf, type Scope } from "../../shared/enums.ts";
 import type { Deps } from "../deps.ts";
 import { OAuthError } from "./errors.ts";
@@ -98,7 +98,7 @@ export async function clientDocument(deps: Deps, clientId: string): Promise<Clie
   }
   if (cache.size >= MAX_KEPT) cache.clear();
   try {
-    const doc = readClientDocument(clientId, await fetchDocument(deps, clientId));
+    const doc = readClientDocument(clientId, await fetchClientDocument(clientId, { resolveHost: deps.resolveHost }));
     cache.set(clientId, { at: now, doc });
     return doc;
   } catch (e) {
@@ -108,30 +108,38 @@ export async function clientDocument(deps: Deps, clientId: string): Promise<Clie
   }
 }
 
+/** How a document is fetched; tests give a resolver, private addresses and their own CA, the product only a resolver. */
+export interface DocumentFetchOptions {
+  resolveHost?: ResolveHost;
+  /** Never set by the product: client documents on private addresses are always refused. */
+  allowPrivate?: boolean;
+  tlsCa?: string;
+  timeoutMs?: number;
+}
+
 /** GET the document from the checked address, as JSON, within the limits; OAuthError invalid_client otherwise. */
-async function fetchDocument(deps: Deps, clientId: string): Promise<unknown> {
+export async function fetchClientDocument(clientId: string, o: DocumentFetchOptions = {}): Promise<unknown> {
   const refused = (why: string) => new OAuthError("invalid_client", `The client metadata document at ${clientId} ${why}`);
-  const signal = AbortSignal.timeout(FETCH_TIMEOUT_MS);
-  const check = await checkWebhookTarget(clientId, false, deps.resolveHost);
+  const timeoutMs = o.timeoutMs ?? FETCH_TIMEOUT_MS;
+  const signal = AbortSignal.timeout(timeoutMs);
+  const check = await checkWebhookTarget(clientId, o.allowPrivate ?? false, o.resolveHost);
   if (!check.ok) throw refused(`cannot be fetched: ${check.reason}`);
   const target = new URL(clientId);
   const host = target.host;
   const name = target.hostname;
   target.hostname = check.address.includes(":") ? `[${check.address}]` : check.address;
+  const tls: { serverName?: string; ca?: string } = {};
+  if (!parseIpLiteral(name)) tls.serverName = name;
+  if (o.tlsCa) tls.ca = o.tlsCa;
   let res: Response;
   try {
-    res = await fetch(target, {
-      redirect: "manual",
-      signal,
-      headers: { host, accept: "application/json" },
-      tls: parseIpLiteral(name) ? {} : { serverName: name },
-    } as BunFetchRequestInit);
+    res = await fetch(target, { redirect: "manual", signal, headers: { host, accept: "application/json" }, tls } as BunFetchRequestInit);
   } catch {
-    throw refused(`did not answer within ${FETCH_TIMEOUT_MS / 1000} s`);
+    throw refused(signal.aborted ? `did not answer within ${timeoutMs / 1000} s` : "could not be fetched (connection or TLS failure)");
   }
   if (res.status !== 200) {
     await res.body?.cancel().catch(() => {});
-    throw refused(`answered HTTP ${res.status}`);
+    throw refused(`answered HTTP ${res.status}${res.status >= 300 && res.status < 400 ? " (redirects are not followed)" : ""}`);
   }
   // A Response has the headers and body the reader looks at.
   const bytes = await readBodyUpTo(res as unknown as Request, MAX_DOCUMENT_BYTES).catch(() => null);
