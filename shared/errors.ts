@@ -2,6 +2,8 @@
  * The whole error contract (design §3.3) in one place: a stable `code`, its HTTP status and title.
  * Errors are values (`AppError`) created anywhere and turned into problem+json once, at the edge.
  */
+import { describeErrors } from "./messages.ts";
+
 export const ERROR_CODES = {
   invalid_json: { status: 400, title: "Body is not valid JSON" },
   unsupported_media_type: { status: 415, title: "Unsupported media type" },
@@ -79,7 +81,8 @@ export class AppError extends Error {
   }
 }
 
-export const invalidInput = (errors: FieldError[], detail = "One or more fields are invalid") =>
+/** invalid_input listing every invalid field; its detail names each with its message (messages.ts). */
+export const invalidInput = (errors: FieldError[], detail = describeErrors(errors)) =>
   new AppError("invalid_input", detail, { errors });
 
 /** Any thrown value as an AppError; internals are never exposed (a bug becomes a generic 500). */

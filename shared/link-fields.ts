@@ -8,15 +8,18 @@
  * - `form`: the dashboard form's label, section and widget (control/dashboard/link-form*.ts).
  * A new stored field is one entry here plus a column in each store's migrations.
  */
-import { Type as T, type Static, type TSchema } from "@sinclair/typebox";
-import { LinkStatus, RuleKind } from "./enums.ts";
+import { Type as T, type Static, type StringOptions, type TSchema } from "@sinclair/typebox";
+import { DEVICE_MATCHES, LinkStatus, listed, RuleKind } from "./enums.ts";
 
-const Address = (description: string) =>
-  T.String({ minLength: 1, maxLength: 2048, description: `${description} Absolute http(s) URL, at most 2048 characters.` });
-/** A field that `null` or `""` clears (design §3.2). */
-const Clearable = <S extends TSchema>(s: S) => T.Union([s, T.Literal(""), T.Null()]);
+/** An address as input: `format: uri` for clients; checkAddress (link-input.ts) is the rule, http(s) only. */
+const address = (description: string): StringOptions => ({ minLength: 1, maxLength: 2048, format: "uri", description: `${description} (http or https).` });
+const Address = (description: string) => T.String(address(description));
+/** A text field that `null` or `""` clears (design §3.2); the description on top, where clients read it. */
+const Clearable = ({ description, ...string }: StringOptions) => T.Union([T.String(string), T.Literal(""), T.Null()], { description });
 const DateInput = (description: string) =>
-  T.Union([T.String({ maxLength: 64, description: `${description} ISO 8601 date-time.` }), T.Null()]);
+  T.Union([T.String({ format: "date-time", maxLength: 64 }), T.Literal(""), T.Null()], {
+    description: `${description} ISO 8601, e.g. 2030-01-31T12:00:00Z (a date alone, or a time without a zone, is read as UTC).`,
+  });
 const NullableString = T.Union([T.String(), T.Null()]);
 const NullableMillis = T.Union([T.Integer({ minimum: 0 }), T.Null()]);
 const Millis = T.Integer({ minimum: 0 });
@@ -27,7 +30,7 @@ export const Rule = T.Object(
     match: T.String({
       minLength: 1,
       maxLength: 16,
-      description: "country: ISO 3166-1 alpha-2 code (e.g. US); device: desktop, mobile, tablet, ios or android.",
+      description: `country: an ISO 3166-1 alpha-2 code (e.g. US); device: ${listed(DEVICE_MATCHES)} (any letter case).`,
     }),
     url: Address("Destination when the rule matches."),
   },
@@ -44,12 +47,12 @@ export const AbVariant = T.Object(
 );
 export type AbVariant = Static<typeof AbVariant>;
 
-const Tags = T.Union([T.Array(T.String({ maxLength: 200 }), { maxItems: 100 }), T.String({ maxLength: 4000 }), T.Null()], {
-  description: "Tags as an array or a comma-separated string; trimmed, empty ones dropped; at most 20 of at most 40 characters.",
+const Tags = T.Union([T.Array(T.String({ maxLength: 40 }), { maxItems: 20 }), T.String({ maxLength: 900 }), T.Null()], {
+  description: "At most 20 tags of at most 40 characters, as an array or a comma-separated string; trimmed, empty and repeated ones dropped.",
 });
 
 const Flag = T.Union([T.Boolean(), T.Literal("true"), T.Literal("false"), T.Literal(1), T.Literal(0), T.Literal("on"), T.Literal("off"), T.Literal("1"), T.Literal("0")], {
-  description: "Boolean; also accepts \"true\"/\"false\", 1/0, \"on\"/\"off\".",
+  description: "Serve the preview card to social crawlers: true or false (also \"true\"/\"false\", 1/0, \"on\"/\"off\").",
 });
 
 /** How a value is kept in a column: text and numbers as they are, booleans as 0/1 or boolean, JSON as text or jsonb. */
@@ -84,10 +87,10 @@ const field = <S extends TSchema, const Sh extends Shown>(spec: FieldSpec<S, Sh>
 const text = (description: string, maxLength: number, form?: FieldSpec["form"]) =>
   field({
     type: NullableString, codec: "text", initial: null, show: "value", form,
-    input: { schema: Clearable(T.String({ maxLength, description: `${description} (at most ${maxLength} characters).` })), rule: "text" },
+    input: { schema: Clearable({ maxLength, description: `${description} (at most ${maxLength} characters).` }), rule: "text" },
   });
 const optionalAddress = (description: string, form: FieldSpec["form"]) =>
-  field({ type: NullableString, codec: "text", initial: null, show: "value", form, input: { schema: Clearable(Address(description)), rule: "optionalAddress" } });
+  field({ type: NullableString, codec: "text", initial: null, show: "value", form, input: { schema: Clearable(address(description)), rule: "optionalAddress" } });
 
 /** Every field of the link, in the order the API shows them. */
 export const LINK_FIELDS = {
@@ -178,7 +181,7 @@ export const LINK_FIELDS = {
   externalId: field({
     type: NullableString, codec: "text", initial: null, show: "value",
     input: {
-      schema: Clearable(T.String({ maxLength: 200, description: "Your own id for this link (1-200 visible characters), unique in your account. Creating a link with an externalId that exists updates that link instead. Read it back with GET /api/v1/links/ext_{externalId}." })),
+      schema: Clearable({ maxLength: 200, description: "Your own id for this link: 1-200 visible ASCII characters other than / ? # % \\, unique in your account. A create naming an externalId you used before updates that link. The slug ext_{externalId} names the link." }),
       rule: "externalId",
     },
     form: { label: "External id", section: "link", widget: "text", hint: "(optional; your own id, unique in your account)", attrs: 'maxlength="200" autocomplete="off"' },

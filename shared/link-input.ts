@@ -3,11 +3,12 @@
  * that a JSON Schema cannot express: address checks, slug rules, tag normalisation, flag coercion.
  * Pure: every check runs and all field errors are reported together.
  */
-import { DEVICE_MATCHES, isOneOf, listed } from "./enums.ts";
+import { DEVICE_MATCHES, isOneOf } from "./enums.ts";
 import { AppError, invalidInput, type FieldError } from "./errors.ts";
 import { isCountryCode } from "./facts/countries.ts";
 import { headerSafeUrl } from "./link.ts";
 import { linkFieldEntries, type AbVariant, type InputRule, type LinkRecord, type Rule } from "./link-fields.ts";
+import { MESSAGES, SLUG_PATTERN } from "./messages.ts";
 import { parseIp } from "./net/ip.ts";
 import { CreateLinkInput, UpdateLinkInput } from "./schemas.ts";
 import { parseIsoDateTime } from "./time.ts";
@@ -20,7 +21,7 @@ export const RESERVED_SLUGS = new Set([
   // Paths under /api/v1/links/ that are not a link (exports and bulk changes, #25).
   "export", "bulk", "bulk-delete",
 ]);
-const SLUG = /^[A-Za-z0-9_-]{3,40}$/;
+const SLUG = new RegExp(SLUG_PATTERN);
 const CONTROL_CHARACTER = /[\x00-\x1f\x7f]/;
 /** Visible ASCII but the characters that end or escape a URL path segment, so `ext_{externalId}` reads back as given. */
 const EXTERNAL_ID = /^[\x21-\x7e]{1,200}$/;
@@ -114,7 +115,7 @@ export function checkAddress(value: string, path: string, ctx: InputContext, out
   try {
     u = new URL(value);
   } catch {
-    return void out.add(path, "must be an absolute http or https URL");
+    return void out.add(path, MESSAGES.address);
   }
   if (u.protocol !== "http:" && u.protocol !== "https:") return void out.add(path, "must use http or https");
   if (!u.hostname || !SCHEME_AND_AUTHORITY.test(value.trimStart())) return void out.add(path, "must be an absolute http or https URL with a host (https://host/...)");
@@ -125,21 +126,33 @@ export function checkAddress(value: string, path: string, ctx: InputContext, out
   return safe;
 }
 
+/** What is wrong with a custom slug (§3.2), if anything: a reserved word or prefix, or its characters and length. */
+function slugProblem(slug: string): { code: "slug_reserved" | "invalid_input"; error: FieldError } | undefined {
+  // Reserved words first: some (favicon.ico, robots.txt) are not even made of slug characters.
+  if (RESERVED_SLUGS.has(slug.toLowerCase())) return { code: "slug_reserved", error: { path: "/slug", message: MESSAGES.reserved } };
+  // `ext_…` names a link by its externalId in the API's paths (GET /api/v1/links/ext_{externalId}).
+  if (slug.startsWith("ext_")) return { code: "slug_reserved", error: { path: "/slug", message: MESSAGES.extPrefix } };
+  if (!SLUG.test(slug)) return { code: "invalid_input", error: { path: "/slug", message: MESSAGES.slug } };
+  return undefined;
+}
+
+/** The error a slug problem is when it is the only one: slug_reserved keeps its own code. */
+function slugError(p: NonNullable<ReturnType<typeof slugProblem>>, slug: string): AppError {
+  if (p.code === "invalid_input") return invalidInput([p.error]);
+  return new AppError("slug_reserved", `slug "${slug.slice(0, 60)}" ${p.error.message}`, { errors: [p.error] });
+}
+
 /** Slug rules of §3.2; throws slug_reserved or invalid_input. */
 export function checkSlug(slug: string): string {
-  // Reserved words first: some (favicon.ico, robots.txt) are not even made of slug characters.
-  // `ext_…` names a link by its externalId in the API's paths (GET /api/v1/links/ext_{externalId}).
-  if (RESERVED_SLUGS.has(slug.toLowerCase()) || slug.startsWith("ext_")) throw new AppError("slug_reserved", `"${slug}" is reserved`, { errors: [{ path: "/slug", message: "is reserved" }] });
-  if (!SLUG.test(slug)) {
-    throw invalidInput([{ path: "/slug", message: "must be 3-40 characters of A-Z, a-z, 0-9, - and _" }], "slug is invalid");
-  }
+  const p = slugProblem(slug);
+  if (p) throw slugError(p, slug);
   return slug;
 }
 
 function date(value: string | null, path: string, out: Collector): number | null | undefined {
   if (value === null || value === "") return null;
   const ms = parseIsoDateTime(value);
-  if (ms === null) return void out.add(path, "must be an ISO 8601 date-time that exists (e.g. 2030-01-31T12:00:00Z; without a zone it is UTC)");
+  if (ms === null) return void out.add(path, MESSAGES.date);
   return ms;
 }
 
@@ -149,9 +162,9 @@ export function normaliseTags(value: string | string[] | null, out: Collector): 
   if (value === null) return [];
   const raw = Array.isArray(value) ? value : value.split(",");
   const tags = [...new Set(raw.map((t) => t.trim()).filter(Boolean))];
-  if (tags.length > 20) return void out.add("/tags", "at most 20 tags");
+  if (tags.length > 20) return void out.add("/tags", MESSAGES.tagCount);
   const long = tags.findIndex((t) => t.length > 40);
-  if (long >= 0) return void out.add("/tags", "each tag must be at most 40 characters");
+  if (long >= 0) return void out.add("/tags", MESSAGES.tagLength);
   return tags;
 }
 
@@ -166,10 +179,10 @@ function rules(value: Rule[] | null, ctx: InputContext, out: Collector): Rule[] 
     let match = r.match.trim();
     if (r.kind === "country") {
       match = match.toUpperCase();
-      if (!isCountryCode(match)) out.add(`/rules/${i}/match`, "must be an ISO 3166-1 alpha-2 country code (e.g. US, DE, GB)");
+      if (!isCountryCode(match)) out.add(`/rules/${i}/match`, MESSAGES.country);
     } else {
       match = match.toLowerCase();
-      if (!isOneOf(DEVICE_MATCHES, match)) out.add(`/rules/${i}/match`, `must be ${listed(DEVICE_MATCHES)}`);
+      if (!isOneOf(DEVICE_MATCHES, match)) out.add(`/rules/${i}/match`, MESSAGES.device);
     }
     const url = checkAddress(r.url, `/rules/${i}/url`, ctx, out) ?? r.url;
     return { kind: r.kind, match, url };
@@ -196,7 +209,7 @@ function externalId(v: string | null, path: string, out: Collector): string | nu
   if (v === null || v.trim() === "") return null;
   const id = v.trim();
   if (!EXTERNAL_ID.test(id) || EXTERNAL_ID_EXCLUDED.test(id)) {
-    return void out.add(path, "must be 1-200 visible ASCII characters other than / ? # % and \\");
+    return void out.add(path, MESSAGES.externalId);
   }
   return id;
 }
@@ -236,9 +249,9 @@ export function normaliseChanges(input: CreateLinkInput | UpdateLinkInput, ctx: 
 }
 
 /**
- * A create or update body checked against its schema and the field rules in one go, so one answer names every
- * invalid field (a form need not be sent again to learn of the next): the fields the schema refuses are left
- * out, and the field rules judge the rest.
+ * A create or update body checked against its schema, the field rules and (create) the slug rules in one go, so
+ * one answer names every invalid field (a form need not be sent again to learn of the next): the fields the schema
+ * refuses are left out, and the field rules judge the rest. A reserved slug alone keeps its own code, slug_reserved.
  */
 export function validateLinkInput<I extends CreateLinkInput | UpdateLinkInput>(
   op: I extends CreateLinkInput ? "create" : "update",
@@ -246,11 +259,15 @@ export function validateLinkInput<I extends CreateLinkInput | UpdateLinkInput>(
   ctx: InputContext,
 ): { input: I; changes: LinkChanges } {
   const schema = op === "create" ? CreateLinkInput : UpdateLinkInput;
-  const errors = schemaErrors(schema, raw);
-  if (errors.length === 0) return { input: raw as I, changes: normaliseChanges(raw as I, ctx, op) };
-  if (typeof raw === "object" && raw !== null && !Array.isArray(raw)) {
+  const given = typeof raw === "object" && raw !== null && !Array.isArray(raw) ? (raw as Record<string, unknown>) : undefined;
+  // The slug's own rules say more than the schema's pattern (favicon.ico is reserved, not badly spelled).
+  const slug = op === "create" && typeof given?.slug === "string" ? slugProblem(given.slug) : undefined;
+  const errors = schemaErrors(schema, raw).filter((e) => !(slug && e.path === "/slug"));
+  if (errors.length === 0 && !slug) return { input: raw as I, changes: normaliseChanges(raw as I, ctx, op) };
+  if (slug) errors.push(slug.error);
+  if (given) {
     const refused = new Set(errors.map((e) => e.path.split("/")[1]));
-    const rest = Object.fromEntries(Object.entries(raw).filter(([k]) => !refused.has(k)));
+    const rest = Object.fromEntries(Object.entries(given).filter(([k]) => !refused.has(k)));
     // Only missing fields may be wrong with the rest (those refused above); anything else is no input to judge.
     if (schemaErrors(schema, rest).every((e) => refused.has(e.path.split("/")[1]))) {
       try {
@@ -261,5 +278,6 @@ export function validateLinkInput<I extends CreateLinkInput | UpdateLinkInput>(
       }
     }
   }
+  if (slug && errors.length === 1) throw slugError(slug, given!.slug as string);
   throw invalidInput(errors);
 }

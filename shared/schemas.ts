@@ -3,9 +3,10 @@
  * the TypeScript types, the OpenAPI document and the MCP tools' input schemas.
  */
 import { Type as T, type Static, type TObject, type TSchema } from "@sinclair/typebox";
-import { LINK_STATES, LINK_STATUSES, LinkState, listed } from "./enums.ts";
+import { DeviceMatch, LINK_STATES, LINK_STATUSES, LinkState, listed } from "./enums.ts";
 import { Value } from "@sinclair/typebox/value";
-import { linkFieldEntries, type FieldSpec, type ShownFields } from "./link-fields.ts";
+import { linkFieldEntries, type FieldSpec, type LinkFieldName, type ShownFields } from "./link-fields.ts";
+import { SLUG_PATTERN } from "./messages.ts";
 
 export { AbVariant, Rule } from "./link-fields.ts";
 export { DeviceMatch, LinkState, LinkStatus } from "./enums.ts";
@@ -28,7 +29,12 @@ function inputProperties(op: "create" | "update"): Record<string, TSchema> {
 export const CreateLinkInput = T.Object(
   {
     ...inputProperties("create"),
-    slug: T.Optional(T.String({ maxLength: 200, description: "Custom slug: 3-40 of A-Z a-z 0-9 - _ (case-sensitive). Random 7 characters when omitted." })),
+    slug: T.Optional(T.String({
+      minLength: 3,
+      maxLength: 40,
+      pattern: SLUG_PATTERN,
+      description: "Custom slug, case-sensitive; not a reserved word (api, mcp, dashboard, …) nor starting ext_. Random 7 characters when omitted.",
+    })),
   },
   { additionalProperties: false, title: "CreateLinkInput" },
 ) as TObject<Record<string, TSchema>>;
@@ -38,17 +44,27 @@ export type CreateLinkInput = { url: string; slug?: string; externalId?: string 
 export const UpdateLinkInput = T.Object(inputProperties("update"), { additionalProperties: false, title: "UpdateLinkInput" });
 export type UpdateLinkInput = { targetUrl?: string } & Record<string, unknown>;
 
-/** How a declared field appears in the API's link object: dates as ISO strings (null when the field may be). */
-function shownSchema(f: FieldSpec): TSchema {
-  if (f.show !== "date") return f.type;
-  return Value.Check(f.type, null) ? NullableString : T.String();
+/** A rule as stored and shown: its match normalised (a country code in capitals, a device in lower case). */
+const ShownRule = T.Union([
+  T.Object({ kind: T.Literal("country"), match: T.String({ pattern: "^[A-Z]{2}$" }), url: T.String() }, { additionalProperties: false }),
+  T.Object({ kind: T.Literal("device"), match: DeviceMatch, url: T.String() }, { additionalProperties: false }),
+]);
+
+/** Fields the link object shows more precisely than their stored type says. */
+const SHOWN_AS: Partial<Record<LinkFieldName, TSchema>> = { rules: T.Array(ShownRule) };
+
+/** How a declared field appears in the API's link object: dates as ISO 8601 date-time strings (null when the field may be). */
+function shownSchema(name: LinkFieldName, f: FieldSpec): TSchema {
+  if (f.show !== "date") return SHOWN_AS[name] ?? f.type;
+  const date = T.String({ format: "date-time" });
+  return Value.Check(f.type, null) ? T.Union([date, T.Null()]) : date;
 }
 
 /** The link object of §3.1, derived from the declaration: shown fields, plus what is computed from them. */
 export const LinkObject = T.Object(
   {
-    ...Object.fromEntries(linkFieldEntries.filter(([, f]) => f.show !== false).map(([name, f]) => [name, shownSchema(f)])),
-    shortUrl: T.String(),
+    ...Object.fromEntries(linkFieldEntries.filter(([, f]) => f.show !== false).map(([name, f]) => [name, shownSchema(name, f)])),
+    shortUrl: T.String({ format: "uri" }),
     hasPassword: T.Boolean(),
     state: LinkState,
   },

@@ -1,11 +1,11 @@
 /**
  * How a form's problems are shown (design §6; the GOV.UK error summary pattern): a summary at the top that takes
  * the focus (app.js) and links to each field, and under each field its message, tied to the control with
- * aria-invalid and aria-describedby. Messages are worded for people here, in the dashboard only: the API keeps
- * the schema's words ("Expected integer to be greater or equal to 1"), a person reads "Enter a whole number of
- * at least 1".
+ * aria-invalid and aria-describedby. Messages are the API's own (shared/messages.ts: "must be at least 1"), so a
+ * person, a script and a model read the same words; only what means something else in a form is reworded.
  */
 import type { FieldError } from "../../shared/errors.ts";
+import { MESSAGES } from "../../shared/messages.ts";
 import { esc } from "./layout.ts";
 
 /** What the API said was wrong with a posted form. */
@@ -38,49 +38,22 @@ export function fieldRef(path: string, refs: FieldRefs): FieldRef {
   return { label: path.replace(/^\//, "") || "Form" };
 }
 
-const count = (n: string) => (/^-?\d+$/.test(n) ? Number(n).toLocaleString("en-US") : n);
-
-/** Schema messages (TypeBox's, and validation.ts' rewordings of them) → what a person should do. */
-const SCHEMA_WORDS: [RegExp, (...m: string[]) => string][] = [
-  [/^Expected integer to be greater or equal to (\S+)$/, (n) => `Enter a whole number of at least ${count(n)}`],
-  [/^Expected integer to be greater than (\S+)$/, (n) => `Enter a whole number greater than ${count(n)}`],
-  [/^Expected integer to be less or equal to (\S+)$/, (n) => `Enter a whole number no greater than ${count(n)}`],
-  [/^Expected integer to be less than (\S+)$/, (n) => `Enter a whole number less than ${count(n)}`],
-  [/^Expected integer$/, () => "Enter a whole number, like 100"],
-  [/^Expected number to be greater or equal to (\S+)$/, (n) => `Enter a number of at least ${count(n)}`],
-  [/^Expected number to be greater than (\S+)$/, (n) => `Enter a number greater than ${count(n)}`],
-  [/^Expected number to be less or equal to (\S+)$/, (n) => `Enter a number no greater than ${count(n)}`],
-  [/^Expected number to be less than (\S+)$/, (n) => `Enter a number less than ${count(n)}`],
-  [/^Expected number$/, () => "Enter a number, like 2 or 0.5"],
-  [/^Expected string length greater or equal to 1$|^Expected required property$/, () => "Fill in this field"],
-  [/^Expected string length greater or equal to (\d+)$/, (n) => `Use at least ${count(n)} characters`],
-  [/^Expected string length less or equal to (\d+)$/, (n) => `Use at most ${count(n)} characters`],
-  [/^Expected array length to be less or equal to (\d+)$/, (n) => `Use at most ${count(n)} rows`],
-  [/^Expected array length to be greater or equal to (\d+)$/, (n) => `Fill in at least ${count(n)} rows`],
-  [/^Expected string to match 'email' format$/, () => "Enter an email address, like name@example.com"],
-  [/^Expected string to match '(?:uri|url)' format$/, () => "Enter a full web address, like https://example.com/page"],
-  [/^Expected string to match 'date-time' format$/, () => "Enter a date and time"],
-  [/^Expected string to match /, () => "Use only the characters this field allows"],
-  [/^Expected boolean$/, () => "Tick the box or leave it empty"],
-  [/^Expected string$/, () => "Enter text"],
-  [/^(?:Unexpected property|unknown field)$/, () => "This form does not have this field: reload the page and try again"],
-  // validation.ts' wording of a union of literals: must be one of "active", "paused", "archived".
-  [/^must be one of (.+)$/, (list) => `must be ${orList(list.split(", ").map((v) => v.replace(/^"(.*)"$/, "$1")))}`],
+/**
+ * The few messages that read differently in a form than in an API answer. Every other message is shown as REST
+ * and MCP give it: shared/messages.ts writes them for people and models alike ("must be at most 80 characters").
+ */
+const FORM_WORDS: [RegExp, string][] = [
+  // A posted field the form does not have: the page is older than the service (unknown field, with or without a hint).
+  [new RegExp(`^${MESSAGES.unknownField}\\b`), "This form does not have this field: reload the page and try again"],
   // The list's cursor (link-store-support.ts): only a link the list made is one.
-  [/^invalid cursor$/, () => "is out of date or was changed: start again from the first page"],
-  // Anything else in the schema's voice: never shown as is.
-  [/^Expected /, () => "Check this value: it is not one this field takes"],
+  [/^invalid cursor$/, "is out of date or was changed: start again from the first page"],
+  // A validator's own voice, should a schema message ever come from elsewhere than messages.ts: never shown as is.
+  [/^Expected /, "is not a value this field takes"],
 ];
 
-const orList = (items: string[]) => (items.length < 2 ? items.join("") : `${items.slice(0, -1).join(", ")} or ${items.at(-1)}`);
-
-/** A message in words for people: schema messages reworded, the services' own ("must be …") kept. */
+/** A message as a form shows it: the shared words, but for the few that mean something else in a form. */
 export function humanMessage(message: string): string {
-  for (const [pattern, say] of SCHEMA_WORDS) {
-    const m = pattern.exec(message);
-    if (m) return say(...m.slice(1));
-  }
-  return message;
+  return FORM_WORDS.find(([pattern]) => pattern.test(message))?.[1] ?? message;
 }
 
 /** One problem in the summary: the field's label, then what is wrong ("Click limit: Enter a whole number of at least 1"). */

@@ -17,6 +17,7 @@ import {
   Rule,
   UpdateLinkInput,
 } from "../../shared/schemas.ts";
+import { LINK_REF_PATTERN } from "../../shared/messages.ts";
 import { validate } from "../../shared/validation.ts";
 import type { Scope } from "../../shared/enums.ts";
 import type { Caller, Deps } from "../deps.ts";
@@ -25,6 +26,7 @@ import { BulkChangeResult } from "../links/bulk-schemas.ts";
 import * as links from "../links/service.ts";
 import { StatsToolArgs, StatsToolOutput, STATS_GROUPINGS, statsToolQuery } from "../stats/mcp-input.ts";
 import { getAccountAnalytics, getLinkStatsOrAnalytics } from "../stats/service.ts";
+import { withSharedDefinitions } from "./json-schema.ts";
 
 /** MCP tool annotations: hints for clients deciding whether to ask the user before a call. */
 export interface ToolAnnotations {
@@ -54,9 +56,10 @@ const CREATE: ToolAnnotations = { readOnlyHint: false, destructiveHint: false, i
 const OVERWRITE: ToolAnnotations = { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false };
 
 const Slug = T.String({
-  minLength: 1,
+  minLength: 3,
   maxLength: 204,
-  description: 'Slug of an existing link of yours: the part after the base address (e.g. "spring-sale"), case-sensitive; or ext_ followed by the link\'s externalId.',
+  pattern: LINK_REF_PATTERN,
+  description: 'Slug of one of your links (the part after the base address, e.g. "spring-sale"; case-sensitive), or ext_ and its externalId.',
 });
 
 const strict = { additionalProperties: false } as const;
@@ -97,7 +100,8 @@ const UpdateLinkToolInput = T.Object(
   strict,
 );
 /** The updated link, or for a list of slugs one row per link (PATCH /api/v1/links/bulk's answer). */
-const UpdateLinkToolOutput = T.Unsafe<object>({ type: "object", anyOf: [LinkObject, BulkChangeResult] });
+const UpdateLinkToolOutput = withSharedDefinitions(T.Unsafe<object>({ type: "object", anyOf: [LinkObject, BulkChangeResult] }));
+const LinkOutput = withSharedDefinitions(LinkObject);
 
 const TargetingRulesInput = T.Object(
   {
@@ -140,8 +144,11 @@ const StatsToolInput = T.Object(
 );
 
 const Deleted = T.Object({ deleted: T.Literal(true), slug: T.String() });
+const StatsOutput = withSharedDefinitions(StatsToolOutput);
+const LinkListOutput = withSharedDefinitions(LinkList);
+const BulkOutput = withSharedDefinitions(BulkResult);
 
-const ERRORS = "On failure the result has isError: true and its text is a problem object whose `code` says why";
+const ERRORS = "Errors (isError, a problem object with `code`)";
 
 /** The tools in the order tools/list presents them. */
 export const LINK_TOOLS: LinkTool[] = [
@@ -150,15 +157,11 @@ export const LINK_TOOLS: LinkTool[] = [
     scope: "links:write",
     title: "Create a short link",
     description:
-      "Create a short link that redirects visitors to `url`. Give `slug` for a custom address (3-40 of A-Z a-z 0-9 - _), " +
-      "otherwise a random 7-character slug is chosen. Any other link option can be set at once: expiresAt, startsAt, " +
-      "maxHits (click limit), password, tags, folder, UTM fields, country/device rules, weighted abUrls, webhookUrl and " +
-      "the social preview card (serveOg, ogTitle, ogDescription, ogImageUrl), expiredUrl (where visitors go once the " +
-      "link has ended) and externalId (your own id: creating with an externalId you used before updates that link " +
-      "instead, so a repeated call is safe). Returns the link; share its `shortUrl`. " +
-      `${ERRORS}: slug_taken (slug in use), slug_reserved, invalid_input (with per-field errors).`,
+      "Create a short link to `url`; give `slug` for a custom address, or get a random one. Any other link option can " +
+      "be set at once. An externalId you used before updates that link instead, so a repeated call is safe. Returns " +
+      `the link; share its shortUrl. ${ERRORS}: slug_taken, slug_reserved, invalid_input (errors names every invalid field).`,
     input: CreateLinkInput,
-    output: LinkObject,
+    output: LinkOutput,
     annotations: CREATE,
     run: async (deps, caller, args) => (await links.createLink(deps, caller, args)).link,
   },
@@ -167,12 +170,10 @@ export const LINK_TOOLS: LinkTool[] = [
     scope: "links:write",
     title: "Create many short links",
     description:
-      `Create up to ${links.BULK_MAX} short links in one call; each item takes the same fields as create_link. Every item ` +
-      "succeeds or fails on its own: the result lists one row per item in input order, either { ok: true, slug, shortUrl, " +
-      "target, action: created|updated } or { ok: false, error: problem }, plus the counts `created`, `updated` and `failed`. " +
-      "An item whose externalId you used before updates that link.",
+      `Create up to ${links.BULK_MAX} links in one call, each item as create_link's input. Each item succeeds or fails on ` +
+      "its own: results has one row per item, in order, { ok: true, slug, shortUrl, action } or { ok: false, error }.",
     input: BulkCreateToolInput,
-    output: BulkResult,
+    output: BulkOutput,
     annotations: CREATE,
     // Rows are validated one by one by the service, so one bad row does not fail the others.
     run: (deps, caller, args) => links.bulkCreateLinks(deps, caller, links.bulkRowsOf(args)),
@@ -182,12 +183,10 @@ export const LINK_TOOLS: LinkTool[] = [
     scope: "links:read",
     title: "List short links",
     description:
-      "List your short links, newest first, optionally filtered by tag, folder, status, live `state` (live, scheduled, " +
-      "expired, limit_reached, paused, archived), externalId, or a search text `q` matched " +
-      "against slug and destination. Returns { links, nextCursor }; when nextCursor is not null, call again with " +
-      "`cursor` set to it for the next page.",
+      "List your links, newest first, filtered by any of the arguments. When nextCursor is not null, call again with " +
+      "cursor set to it for the next page.",
     input: ListLinksToolInput,
-    output: LinkList,
+    output: LinkListOutput,
     annotations: READ,
     run: (deps, caller, args) => links.listLinks(deps, caller, validate(ListLinksToolInput, args)),
   },
@@ -196,10 +195,9 @@ export const LINK_TOOLS: LinkTool[] = [
     scope: "links:read",
     title: "Get a short link",
     description:
-      "Get every setting of one of your short links by slug: destination, status, dates, click count (`hits`), rules, " +
-      `A/B variants, preview card and more. ${ERRORS}: not_found when no link of yours has this slug.`,
+      `Every setting of one of your links, with its click count (hits) and live state. ${ERRORS}: not_found.`,
     input: SlugInput,
-    output: LinkObject,
+    output: LinkOutput,
     annotations: READ,
     run: (deps, caller, args) => links.getLink(deps, caller, validate(SlugInput, args).slug),
   },
@@ -208,11 +206,9 @@ export const LINK_TOOLS: LinkTool[] = [
     scope: "links:write",
     title: "Update a short link",
     description:
-      "Change settings of one of your short links. Only the fields you pass change; null or \"\" clears a field. " +
-      "`targetUrl` changes the destination; `status` paused makes the short address answer 404 and archived 410. " +
-      `Returns the updated link. With slug as a list (up to ${links.BULK_MAX}), makes the same changes to each of those links ` +
-      "and returns { results: [{ slug, ok, status: updated|failed, error }], updated, failed }; one link failing " +
-      `(not_found, invalid_input) does not stop the others. ${ERRORS}: not_found, invalid_input.`,
+      "Change settings of your links: only the fields given change; null or \"\" clears one; targetUrl is the " +
+      `destination. Returns the link; with slug a list (up to ${links.BULK_MAX}), the same changes to each and one ` +
+      `row per link in results. ${ERRORS}: not_found, invalid_input.`,
     input: UpdateLinkToolInput,
     output: UpdateLinkToolOutput,
     annotations: OVERWRITE,
@@ -226,8 +222,7 @@ export const LINK_TOOLS: LinkTool[] = [
     scope: "links:write",
     title: "Delete a short link",
     description:
-      "Permanently delete one of your short links; its short address answers 404 from then on and its slug becomes " +
-      `free. This cannot be undone. Returns { deleted: true, slug }. ${ERRORS}: not_found.`,
+      `Delete one of your links for good: its short address answers 404 and its slug becomes free. ${ERRORS}: not_found.`,
     input: SlugInput,
     output: Deleted,
     annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
@@ -242,19 +237,13 @@ export const LINK_TOOLS: LinkTool[] = [
     scope: "stats:read",
     title: "Get click analytics",
     description:
-      "Click analytics of one of your links (slug) or, without slug, of your whole account. Arguments (all optional): " +
-      "from and to (ISO 8601 dates or times; a date without offset is read in tz; default the last 30 days), interval " +
-      "(hour, day, week, month; at most 1,000 points), tz (IANA zone such as Europe/Berlin, default UTC), groupBy (one " +
-      `dimension: ${STATS_GROUPINGS.join(", ")}; link, tag and folder need no slug), filters (an object of dimension → list of ` +
-      "values, any of which matches; null matches unknown, e.g. { \"country\": [\"DE\"], \"device\": [\"mobile\"] }), bots " +
-      "(exclude by default, include or only) and limit (rows per breakdown, 1-100, default 10). Answers totals (clicks " +
-      "and unique visitors), a series per interval and breakdowns (top rows plus other). Examples: top referrers last " +
-      "week: { from: <date 7 days ago>, groupBy: \"referrer\" }; top links this month: { from: <1st of the month>, " +
-      "groupBy: \"link\" }. With a slug and no other argument it answers the original summary (totalClicks, byDevice, " +
-      `byBrowser, byCountry, byVariant, last24h). ${ERRORS}: not_found, invalid_range, too_many_points, unknown_dimension, ` +
-      "unknown_time_zone, invalid_parameter.",
+      "Click analytics of one link (slug) or of your whole account (no slug): totals (clicks, unique visitors), a " +
+      "series per interval and breakdowns (top rows plus other). Examples: top referrers last week: { from: <date 7 days ago>, " +
+      "groupBy: \"referrer\" }; top links this month: { from: <1st of the month>, groupBy: \"link\" }. A slug alone " +
+      `answers the summary (totalClicks, byDevice, byBrowser, byCountry, byVariant, last24h). ${ERRORS}: not_found, ` +
+      "invalid_range, too_many_points, unknown_dimension, unknown_time_zone, invalid_input.",
     input: StatsToolInput,
-    output: StatsToolOutput,
+    output: StatsOutput,
     annotations: READ,
     run: (deps, caller, args) => {
       const { slug, ...rest } = validate(StatsToolInput, args);
@@ -268,12 +257,10 @@ export const LINK_TOOLS: LinkTool[] = [
     scope: "links:write",
     title: "Set country/device redirect rules",
     description:
-      "Replace the redirect rules of one of your short links. A rule { kind, match, url } sends visitors elsewhere by " +
-      "country (kind \"country\", match an ISO 3166-1 alpha-2 code such as \"DE\") or by device (kind \"device\", match " +
-      "desktop, mobile, tablet, ios or android). Rules are checked in order and the first match wins; visitors matching " +
-      `none go to the A/B variants or the destination. Returns the updated link. ${ERRORS}: not_found, invalid_input.`,
+      "Replace the redirect rules of one of your links: { kind, match, url } by country or device, checked in order, " +
+      `first match wins; other visitors go to the A/B variants or the destination. Returns the link. ${ERRORS}: not_found, invalid_input.`,
     input: TargetingRulesInput,
-    output: LinkObject,
+    output: LinkOutput,
     annotations: OVERWRITE,
     run: (deps, caller, args) => {
       const { slug, rules } = validate(TargetingRulesInput, args);
@@ -285,11 +272,11 @@ export const LINK_TOOLS: LinkTool[] = [
     scope: "links:write",
     title: "Set A/B destinations",
     description:
-      "Replace the weighted A/B destinations of one of your short links: each click (not matched by a rule) goes to one " +
-      "variant { url, weight }, drawn with probability weight / total weight; e.g. weights 1 and 3 split 25% / 75%. " +
-      `Clicks per variant appear in get_link_stats under byVariant, keyed by position ("0" is the first). Returns the updated link. ${ERRORS}: not_found, invalid_input.`,
+      "Replace the weighted A/B destinations of one of your links: each click not matched by a rule goes to a variant " +
+      "with probability weight / total weight (weights 1 and 3 split 25% / 75%); get_link_stats counts clicks per " +
+      `variant under byVariant ("0" is the first). Returns the link. ${ERRORS}: not_found, invalid_input.`,
     input: AbTestInput,
-    output: LinkObject,
+    output: LinkOutput,
     annotations: OVERWRITE,
     run: (deps, caller, args) => {
       const { slug, abUrls } = validate(AbTestInput, args);
@@ -301,12 +288,11 @@ export const LINK_TOOLS: LinkTool[] = [
     scope: "links:write",
     title: "Set the social preview card",
     description:
-      "Configure the preview card social networks and chat apps show for one of your short links. With serveOg true, " +
-      "crawlers get a page with og:/twitter: meta tags built from ogTitle, ogDescription and ogImageUrl, while people " +
-      "are still redirected. Only the fields you pass change; null or \"\" clears one. Returns the updated link. " +
-      `${ERRORS}: not_found, invalid_input.`,
+      "Set the preview card social networks and chat apps show for one of your links: with serveOg true, crawlers " +
+      "get og: and twitter: tags from ogTitle, ogDescription and ogImageUrl; people are still redirected. Only the " +
+      `fields given change; null or \"\" clears one. Returns the link. ${ERRORS}: not_found, invalid_input.`,
     input: LinkPreviewInput,
-    output: LinkObject,
+    output: LinkOutput,
     annotations: OVERWRITE,
     run: (deps, caller, args) => {
       const { slug, ...preview } = validate(LinkPreviewInput, args);
@@ -315,20 +301,4 @@ export const LINK_TOOLS: LinkTool[] = [
   },
 ];
 
-export type JsonSchemaObject = { type: "object"; properties?: Record<string, object>; required?: string[]; [key: string]: unknown };
-
-/**
- * A TypeBox schema as plain JSON Schema: the JSON round trip drops TypeBox's symbol keys, and any `$id` goes,
- * because clients compile each tool's schema separately and a repeated `$id` makes a JSON Schema validator such
- * as Ajv refuse the second one (our schemas name themselves with `title` for that reason).
- */
-export function toJsonSchema(schema: TSchema): JsonSchemaObject {
-  const strip = (value: unknown): unknown => {
-    if (Array.isArray(value)) return value.map(strip);
-    if (value === null || typeof value !== "object") return value;
-    const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value)) if (k !== "$id") out[k] = strip(v);
-    return out;
-  };
-  return strip(JSON.parse(JSON.stringify(schema))) as JsonSchemaObject;
-}
+export { toJsonSchema, type JsonSchemaObject } from "./json-schema.ts";

@@ -4,13 +4,14 @@
  */
 import { Type as T, type Static } from "@sinclair/typebox";
 import { DIMENSION_NAMES } from "../../shared/clicks/dimensions.ts";
+import { oneOf } from "../../shared/enums.ts";
 import { LinkStats } from "../../shared/schemas.ts";
 import { ACCOUNT_GROUPINGS, BOT_MODES, INTERVALS } from "./analytics-types.ts";
 import { MAX_LIMIT, NONE, type RawQuery } from "./query.ts";
 import { Analytics, statsQueryParams } from "./schemas.ts";
 
 export const STATS_GROUPINGS = [...DIMENSION_NAMES, ...ACCOUNT_GROUPINGS];
-const literals = (list: readonly string[], description: string) => T.Optional(T.Union(list.map((v) => T.Literal(v)), { description }));
+const literals = (list: readonly string[], description: string) => T.Optional(oneOf(list, { description }));
 const params = statsQueryParams("account").properties;
 
 /** Every argument but slug, which the tool adds with its own schema. */

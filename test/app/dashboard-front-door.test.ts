@@ -154,23 +154,23 @@ describe("accessible, human-worded errors", () => {
     });
     expect(bad.status).toBe(400);
     expect(summaryLinks(bad.html)).toEqual({
-      "f-url": "Destination URL: Fill in this field",
-      "f-maxHits": "Click limit: Enter a whole number of at least 1",
-      "f-folder": "Folder: Use at most 80 characters",
-      "ab_weight-0": "Variant 1 weight: Enter a number greater than 0",
+      "f-url": "Destination URL: must not be empty",
+      "f-maxHits": "Click limit: must be at least 1",
+      "f-folder": "Folder: must be at most 80 characters",
+      "ab_weight-0": "Variant 1 weight: must be greater than 0",
     });
     expect(invalidControls(bad.html)).toEqual({
-      "f-url": "Fill in this field",
-      "f-maxHits": "Enter a whole number of at least 1",
-      "f-folder": "Use at most 80 characters",
-      "ab_weight-0": "Variant 1 weight: Enter a number greater than 0",
+      "f-url": "must not be empty",
+      "f-maxHits": "must be at least 1",
+      "f-folder": "must be at most 80 characters",
+      "ab_weight-0": "Variant 1 weight: must be greater than 0",
     });
     for (const id of Object.keys(summaryLinks(bad.html))) expect(bad.html).toContain(` id="${id}"`);
     expect(bad.html).not.toContain("Expected");
-    // The API keeps the schema's own words.
+    // The API gives the same words (shared/messages.ts).
     const { key } = await cp.createKey("errors@example.com");
     const viaApi = await jsonOf(await cp.request("POST", "/api/v1/links", { key, json: { url: "https://example.com", maxHits: 0 } }));
-    expect(viaApi.errors).toEqual([{ path: "/maxHits", message: "Expected integer to be greater or equal to 1" }]);
+    expect(viaApi.errors).toEqual([{ path: "/maxHits", message: "must be at least 1" }]);
   });
 
   test("key name, sign-up and list filters: the same summary, marks and descriptions", async () => {

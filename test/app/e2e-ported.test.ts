@@ -156,10 +156,10 @@ describe("dashboard", () => {
     } }), 400, "invalid_input");
     expect(viaApi.errors!.map((e) => e.path)).toEqual(["/maxHits", "/abUrls/0/weight", "/url", "/rules/0/match", "/rules/1/match", "/rules/1/url"]);
     expect(bad.status).toBe(400);
-    // The services' own messages as the API gives them; the schema's ("Expected integer …") in plain words.
-    for (const e of viaApi.errors!.slice(2)) expect(bad.html).toContain(e.message);
-    expect(viaApi.errors!.slice(0, 2).map((e) => e.message)).toEqual(["Expected integer to be greater or equal to 1", "Expected number"]);
-    expect([bad.html.includes("Expected"), bad.html.includes("Enter a whole number of at least 1"), bad.html.includes("Enter a number, like 2 or 0.5")]).toEqual([false, true, true]);
+    // The form shows the API's own words (shared/messages.ts), the schema's limits as much as the field rules.
+    for (const e of viaApi.errors!) expect(bad.html).toContain(e.message);
+    expect(viaApi.errors!.slice(0, 2).map((e) => e.message)).toEqual(["must be at least 1", "must be a number"]);
+    expect(bad.html.includes("Expected")).toBe(false);
     expect(bad.html).toContain('value="USA"');
   });
 

@@ -1,6 +1,7 @@
 /** POST /api/v1/links through the Elysia app in process: the link object (§3.1), input rules (§3.2) and errors (§3.3). */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { BASE_URL, jsonOf, linkObject, problemOf, startControlPlane, type InProcessControlPlane } from "../helpers/in-process.ts";
+import { MESSAGES } from "../../shared/messages.ts";
 
 let cp: InProcessControlPlane;
 let keyA: string;
@@ -82,7 +83,7 @@ describe("refusals", () => {
   test("reserved slugs answer 400 slug_reserved at /slug, whatever their case", async () => {
     for (const slug of ["api", "dashboard", "healthz", "MCP", "favicon.ico", "robots.txt", "Static"]) {
       const problem = await problemOf(await create({ url: "https://example.com", slug }), 400, "slug_reserved");
-      expect(problem.errors).toEqual([{ path: "/slug", message: "is reserved" }]);
+      expect(problem.errors).toEqual([{ path: "/slug", message: MESSAGES.reserved }]);
     }
   });
 
@@ -116,7 +117,7 @@ describe("refusals", () => {
     ["expiresAt at 24:00", { url: "https://example.com", expiresAt: "2030-01-01T24:00:00Z" }, "/expiresAt"],
     ["expiresAt with an offset beyond 14 hours", { url: "https://example.com", expiresAt: "2030-01-01T10:00:00+15:00" }, "/expiresAt"],
     ["21 tags", { url: "https://example.com", tags: Array.from({ length: 21 }, (_, i) => `t${i}`) }, "/tags"],
-    ["a tag over 40 characters", { url: "https://example.com", tags: ["t".repeat(41)] }, "/tags"],
+    ["a tag over 40 characters", { url: "https://example.com", tags: ["t".repeat(41)] }, "/tags/0"],
     ["folder over 80 characters", { url: "https://example.com", folder: "f".repeat(81) }, "/folder"],
     ["rule country of three letters", { url: "https://example.com", rules: [{ kind: "country", match: "USA", url: "https://e.com" }] }, "/rules/0/match"],
     ["rule country not assigned (XX)", { url: "https://example.com", rules: [{ kind: "country", match: "XX", url: "https://e.com" }] }, "/rules/0/match"],
@@ -137,10 +138,12 @@ describe("refusals", () => {
 
   test("one answer names every invalid field, those the schema refuses and those the field rules refuse", async () => {
     const problem = await problemOf(await create({
-      url: "javascript:alert(1)", maxHits: 0, folder: "f".repeat(81), tags: ["t".repeat(41)], expiresAt: "soon",
+      url: "javascript:alert(1)", maxHits: 0, folder: "f".repeat(81), tags: ["t".repeat(41)], expiresAt: "soon", slug: "no spaces",
       rules: [{ kind: "country", match: "ZZ", url: "https://e.com/" }], abUrls: [{ url: "https://a.example.com/", weight: -1 }], colour: "red",
     }), 400, "invalid_input");
-    expect(problem.errors!.map((e) => e.path).sort()).toEqual(["/abUrls/0/weight", "/colour", "/expiresAt", "/folder", "/maxHits", "/rules/0/match", "/tags", "/url"]);
+    expect(problem.errors!.map((e) => e.path).sort())
+      .toEqual(["/abUrls/0/weight", "/colour", "/expiresAt", "/folder", "/maxHits", "/rules/0/match", "/slug", "/tags/0", "/url"]);
+    expect(problem.errors!.find((e) => e.path === "/slug")!.message).toBe(MESSAGES.slug);
   });
 
   test("startsAt at or after expiresAt answers 400 invalid_input at /startsAt", async () => {

@@ -125,7 +125,7 @@ describe("bulk", () => {
     const first = body.results[0];
     expect(first).toEqual({ index: 0, ok: true, slug: first.slug, shortUrl: `${BASE_URL}/${first.slug}`, target: "https://bulk.example.com/0", action: "created" });
     expect(body.results[3]).toEqual({ index: 3, ok: false, error: {
-      type: "https://clink.dev/problems/invalid-input", title: "Invalid input", status: 400, detail: "One or more fields are invalid", code: "invalid_input",
+      type: "https://clink.dev/problems/invalid-input", title: "Invalid input", status: 400, detail: "url must use http or https", code: "invalid_input",
       errors: [{ path: "/url", message: "must use http or https" }],
     } });
     expect(body.results[10]).toMatchObject({ index: 10, ok: true, slug: "bulk-dup" });

@@ -84,7 +84,7 @@ describe("tools", () => {
     expect(byName.delete_link.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: true, idempotentHint: true });
     expect(byName.create_link.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: false, idempotentHint: false });
     expect([byName.create_link.inputSchema.required, byName.update_link.inputSchema.required]).toEqual([["url"], ["slug"]]);
-    expect((byName.set_targeting_rules.inputSchema.properties as any).rules.anyOf[0].items).toEqual(toJsonSchema(Rule));
+    expect((byName.set_targeting_rules.inputSchema.properties as any).rules.items).toEqual(toJsonSchema(Rule));
     expect(JSON.stringify(tools)).not.toContain("$id");
   });
 
@@ -127,7 +127,8 @@ describe("tools", () => {
     expect(await problem(a.client, "create_link", { url: "not a url" })).toMatchObject({ status: 400, code: "invalid_input", errors: [{ path: "/url" }] });
     expect((await problem(a.client, "create_link", { url: "https://example.com", bogus: 1 })).errors).toEqual([{ path: "/bogus", message: "unknown field" }]);
     expect((await problem(a.client, "get_link", {})).errors.map((e: any) => e.path)).toEqual(["/slug"]);
-    expect((await problem(a.client, "update_link", { slug: "mcp-taken", url: "https://example.com" })).errors).toEqual([{ path: "/url", message: "unknown field" }]);
+    expect((await problem(a.client, "update_link", { slug: "mcp-taken", url: "https://example.com" })).errors)
+      .toEqual([{ path: "/url", message: "unknown field: to change the destination use targetUrl" }]);
     expect((await problem(a.client, "set_ab_test", { slug: "mcp-taken", abUrls: [{ url: "https://example.com", weight: -1 }] })).code).toBe("invalid_input");
     expect((await problem(a.client, "list_links", { limit: 0 })).errors.map((e: any) => e.path)).toEqual(["/limit"]);
     expect(await problem(a.client, "get_link", { slug: "mcp-no-such-link" })).toEqual({
