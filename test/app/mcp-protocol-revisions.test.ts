@@ -100,7 +100,7 @@ describe("version negotiation and the MCP-Protocol-Version header", () => {
 
   test("a later request with an unsupported MCP-Protocol-Version answers 400, with a session and without; supported ones pass", async () => {
     const session = (await post(initialize("2025-06-18"))).headers.get("mcp-session-id")!;
-    for (const headers of [{}, { "mcp-session-id": session }]) {
+    for (const headers of [{}, { "mcp-session-id": session }] as Record<string, string>[]) {
       for (const version of ["2025-06-18", "2025-11-25"]) expect((await post(TOOLS_LIST, { ...headers, "mcp-protocol-version": version })).status).toBe(200);
       const refused = await post(TOOLS_LIST, { ...headers, "mcp-protocol-version": "1999-01-01" });
       expect([refused.status, (await refused.json()).error.message]).toEqual([400, expect.stringContaining("Unsupported protocol version: 1999-01-01")]);
