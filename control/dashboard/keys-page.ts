@@ -3,9 +3,10 @@
  * key); the new key is handed to the page after the redirect once (new-key-handoff.ts), never stored in full.
  * Revocation goes through the API's own KeyAuthenticator so its cache forgets the key at once.
  */
+import { SCOPE_DESCRIPTIONS, SCOPES } from "../../shared/enums.ts";
 import { AppError } from "../../shared/errors.ts";
 import { createApiKey, listApiKeys, type ApiKeyView, type KeyAuthenticator } from "../keys/service.ts";
-import { errorSummary, fieldProblems, invalidAttrs, type FieldRefs, type FormProblem } from "./form-errors.ts";
+import { errorIdOf, errorSummary, fieldProblems, invalidAttrs, type FieldRefs, type FormProblem } from "./form-errors.ts";
 import { field, htmlResponse, redirect } from "./http.ts";
 import { csrfField, esc, flashBox, fmtDate, layout } from "./layout.ts";
 import { handOffCookie, takeNewKey } from "./new-key-handoff.ts";
@@ -16,10 +17,37 @@ interface KeysView {
   created?: { key: string; name: string } | null;
   error?: FormProblem;
   name?: string;
+  /** The boxes ticked when the form is shown again; every scope at first. */
+  scopes?: readonly string[];
   flash?: string | null;
 }
 
-const FIELDS: FieldRefs = { "/name": { label: "Name", id: "key-name" } };
+const scopeBoxId = (scope: string) => `key-scope-${scope.replace(":", "-")}`;
+/** The scopes' problems link to the first box (GOV.UK's pattern for a group of checkboxes). */
+const FIELDS: FieldRefs = { "/name": { label: "Name", id: "key-name" }, "/scopes": { label: "What it may do", id: scopeBoxId(SCOPES[0]) } };
+
+/**
+ * Sent with the boxes, so that a form with every box unticked is refused (no scope) rather than read as a post
+ * that names none (every scope, as create-key without --scope).
+ */
+const SCOPES_SHOWN = "scopesShown";
+
+/** A box per scope, labelled with what it lets the key do; all ticked by default. */
+function scopeBoxes(chosen: readonly string[], errors: FormProblem["errors"]): string {
+  const boxes = SCOPES.map((s) => {
+    const id = scopeBoxId(s);
+    return `<label class="check" for="${id}"><input type="checkbox" id="${id}" name="scope" value="${s}"${chosen.includes(s) ? " checked" : ""}><span><code>${s}</code>: ${esc(SCOPE_DESCRIPTIONS[s])}</span></label>`;
+  }).join("\n");
+  const invalid = errors.some((e) => e.path === "/scopes");
+  return `<input type="hidden" name="${SCOPES_SHOWN}" value="1">
+<fieldset id="key-scopes"${invalid ? ` aria-invalid="true" aria-describedby="${errorIdOf(FIELDS["/scopes"].id!)}"` : ""}><legend>What it may do</legend>
+${boxes}</fieldset>${fieldProblems(errors, "/scopes", FIELDS["/scopes"])}`;
+}
+
+/** The scopes a posted form asks for: the ticked boxes, or undefined for a post without the boxes (every scope). */
+function postedScopes(form: URLSearchParams): string[] | undefined {
+  return form.has(SCOPES_SHOWN) || form.has("scope") ? form.getAll("scope") : undefined;
+}
 
 function newKeyBox(created: { key: string; name: string }): string {
   return `<section class="once" aria-labelledby="new-key-title">
@@ -39,6 +67,7 @@ function keyRow(k: ApiKeyView, csrf: string): string {
     ? ""
     : `<form method="post" action="/dashboard/keys/${encodeURIComponent(k.id)}/revoke" class="inline" data-confirm="Revoke the key “${esc(k.name)}”? Anything using it stops working immediately.">${csrfField(csrf)}<button type="submit" class="btn-danger btn-small">Revoke</button></form>`;
   return `<tr><td data-label="Name">${esc(k.name)}</td><td data-label="Key" class="mono">${esc(k.prefix)}…</td>
+<td data-label="Scopes">${k.scopes.map((s) => `<code>${s}</code>`).join(" ")}</td>
 <td data-label="Created">${fmtDate(k.createdAt)}</td><td data-label="Last used">${k.lastUsedAt ? fmtDate(k.lastUsedAt) : '<span class="muted">never</span>'}</td>
 <td data-label="Status">${status}</td><td>${action}</td></tr>`;
 }
@@ -48,14 +77,16 @@ function keysPage(ctx: SignedInCtx, v: KeysView): string {
   const errors = v.error?.errors ?? [];
   const rows = v.keys.map((k) => keyRow(k, csrf)).join("");
   const table = v.keys.length
-    ? `<table class="responsive"><thead><tr><th>Name</th><th>Key</th><th>Created</th><th>Last used</th><th>Status</th><th><span class="muted">Actions</span></th></tr></thead><tbody>${rows}</tbody></table>`
+    ? `<table class="responsive"><thead><tr><th>Name</th><th>Key</th><th>Scopes</th><th>Created</th><th>Last used</th><th>Status</th><th><span class="muted">Actions</span></th></tr></thead><tbody>${rows}</tbody></table>`
     : `<p class="muted">No API keys yet.</p>`;
   const body = `<h1>API keys</h1>${flashBox(v.flash ?? null)}${v.created ? newKeyBox(v.created) : ""}
 <p class="muted">Keys authenticate the REST API and the MCP server. Treat them like passwords. To have your own systems told when links change or are clicked, add <a href="/dashboard/webhooks">webhook endpoints</a>. Assistants you signed in with OAuth are under <a href="/dashboard/apps">Connected applications</a>.</p>
 <form method="post" action="/dashboard/keys" class="card">${csrfField(csrf)}
 ${v.error ? errorSummary(v.error, FIELDS) : ""}
 <label for="key-name">New key name <span class="hint">(e.g. “laptop” or “Claude”)</span></label>
-<div class="copyrow"><input id="key-name" name="name" required maxlength="80" value="${esc(v.name ?? "")}"${invalidAttrs(errors, "/name", "key-name")}><button type="submit" class="btn-primary">Create key</button></div>${fieldProblems(errors, "/name", FIELDS["/name"])}
+<input id="key-name" name="name" required maxlength="80" value="${esc(v.name ?? "")}"${invalidAttrs(errors, "/name", "key-name")}>${fieldProblems(errors, "/name", FIELDS["/name"])}
+${scopeBoxes(v.scopes ?? SCOPES, errors)}
+<button type="submit" class="btn-primary">Create key</button>
 </form>
 <h2>Your keys</h2>${table}`;
   return layout({ title: "API keys", body, viewer: ctx.viewer, current: "keys" });
@@ -71,13 +102,16 @@ export async function keysIndex(ctx: SignedInCtx): Promise<Response> {
 /** Creates the key and redirects to the list, which shows it once; a name the API refuses shows the form again. */
 export async function createKey({ ctx, form }: FormCtx<SignedInCtx>): Promise<Response> {
   const name = field(form, "name");
+  const scopes = postedScopes(form);
   try {
-    const { key, view } = await createApiKey(ctx.deps, ctx.account.id, name);
+    const { key, view } = await createApiKey(ctx.deps, ctx.account.id, name, scopes);
     return redirect("/dashboard/keys", [handOffCookie(ctx, { id: view.id, name: view.name, key })]);
   } catch (e) {
     if (!(e instanceof AppError) || e.code !== "invalid_input") throw e;
     const keys = await listApiKeys(ctx.deps, ctx.account.id);
-    return htmlResponse(400, keysPage(ctx, { keys, name, error: { detail: e.message, errors: e.errors ?? [] } }));
+    // A scope the boxes do not offer (a forged post) is a problem of the boxes as a whole.
+    const errors = (e.errors ?? []).map((x) => (x.path.startsWith("/scopes/") ? { ...x, path: "/scopes" } : x));
+    return htmlResponse(400, keysPage(ctx, { keys, name, scopes, error: { detail: e.message, errors } }));
   }
 }
 
