@@ -1,6 +1,6 @@
 /**
- * `{base}/mcp`: the MCP server over Streamable HTTP (design §5), served by the SDK's
- * WebStandardStreamableHTTPServerTransport inside Elysia.
+ * `{base}/mcp`: the MCP server over Streamable HTTP (design §5), served by `@modelcontextprotocol/server` inside
+ * Elysia.
  *
  * Every request, in this order:
  * 1. Origin: a browser request from any origin but the service's own is refused with 403 `forbidden` (DNS
@@ -43,6 +43,9 @@ import { McpSessions, type SessionLimits } from "./sessions.ts";
 import { getServer, TOOLS_BY_NAME } from "./server.ts";
 
 const SESSION_HEADER = "mcp-session-id";
+
+/** 404 for an unknown, expired or foreign session alike: the transport spec's signal to initialize again. */
+const unknownSession = () => new AppError("not_found", "Unknown or expired MCP session; send initialize to start a new one");
 
 /** Refuses requests a browser sends from another site (403); same-origin and non-browser requests pass. */
 export function checkOrigin(request: Request, ownOrigin: string): void {
@@ -124,9 +127,7 @@ export function createMcpHandler(deps: Deps, api: ApiContext, limits?: SessionLi
   async function sessionOf(request: Request, caller: Caller): Promise<string | null> {
     const id = request.headers.get(SESSION_HEADER);
     if (id === null) return null;
-    if (!(await sessions.use(id, caller.accountId))) {
-      throw new AppError("not_found", "Unknown or expired MCP session; send initialize to start a new one");
-    }
+    if (!(await sessions.use(id, caller.accountId))) throw unknownSession();
     return id;
   }
 
@@ -149,9 +150,7 @@ export function createMcpHandler(deps: Deps, api: ApiContext, limits?: SessionLi
   async function del(request: Request, caller: Caller): Promise<Response> {
     const id = request.headers.get(SESSION_HEADER);
     if (id === null) throw new AppError("invalid_input", "Send the Mcp-Session-Id header of the session to end");
-    if (!(await sessions.end(id, caller.accountId))) {
-      throw new AppError("not_found", "Unknown or expired MCP session; send initialize to start a new one");
-    }
+    if (!(await sessions.end(id, caller.accountId))) throw unknownSession();
     return new Response(null, { status: 200 });
   }
 
