@@ -32,6 +32,19 @@ export type TokenParams = (name: string) => string | null;
 
 const invalidGrant = (why: string) => new OAuthError("invalid_grant", why);
 
+/** Expired codes and tokens are deleted by the token endpoint, at most once an hour per process. */
+const PRUNE_EVERY_MS = 3_600_000;
+/** A code is kept a day past its expiry, so a late second use is still recognised and revokes its grant. */
+const CODE_KEPT_MS = 86_400_000;
+const lastPruned = new WeakMap<Deps, number>();
+
+function pruneNow(deps: Deps): void {
+  const now = deps.now();
+  if (now - (lastPruned.get(deps) ?? -Infinity) < PRUNE_EVERY_MS) return;
+  lastPruned.set(deps, now);
+  deps.store.pruneOAuth(now - CODE_KEPT_MS, now).catch(() => {});
+}
+
 /** Listeners in this process, told at once (pub/sub reaches the others, and this one again, a moment later). */
 const localListeners = new WeakMap<Deps, Set<(grantId: string) => void>>();
 
@@ -80,6 +93,7 @@ export async function exchangeCode(deps: Deps, clientId: string, p: TokenParams)
   const verifier = p("code_verifier");
   if (!code) throw new OAuthError("invalid_request", "code is required");
   if (!verifier) throw new OAuthError("invalid_request", "code_verifier is required (PKCE)");
+  pruneNow(deps);
   const hash = hashOf(code);
   const record = await deps.store.useAuthorizationCode(hash, deps.now());
   if (!record) {
@@ -106,6 +120,7 @@ export async function exchangeCode(deps: Deps, clientId: string, p: TokenParams)
 export async function refresh(deps: Deps, clientId: string, p: TokenParams): Promise<TokenResponse> {
   const token = p("refresh_token");
   if (!token) throw new OAuthError("invalid_request", "refresh_token is required");
+  pruneNow(deps);
   const found = await deps.store.findRefreshToken(hashOf(token));
   if (!found) throw invalidGrant("Unknown refresh token");
   if (found.grant.clientId !== clientId) throw invalidGrant("The refresh token was issued to another client");

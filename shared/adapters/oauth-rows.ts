@@ -104,6 +104,7 @@ CREATE TABLE oauth_codes (
   expires_at     ${t.bigint} NOT NULL,
   used_at        ${t.bigint}
 );
+CREATE INDEX oauth_codes_expiry ON oauth_codes(expires_at);
 CREATE TABLE oauth_refresh_tokens (
   token_hash ${t.text} PRIMARY KEY,
   grant_id   ${t.text} NOT NULL REFERENCES oauth_grants(id) ON DELETE CASCADE,
@@ -112,6 +113,7 @@ CREATE TABLE oauth_refresh_tokens (
   used_at    ${t.bigint}
 );
 CREATE INDEX oauth_refresh_tokens_grant ON oauth_refresh_tokens(grant_id);
+CREATE INDEX oauth_refresh_tokens_expiry ON oauth_refresh_tokens(expires_at);
 CREATE TABLE oauth_access_tokens (
   token_hash ${t.text} PRIMARY KEY,
   grant_id   ${t.text} NOT NULL REFERENCES oauth_grants(id) ON DELETE CASCADE,
@@ -120,4 +122,5 @@ CREATE TABLE oauth_access_tokens (
   expires_at ${t.bigint} NOT NULL
 );
 CREATE INDEX oauth_access_tokens_grant ON oauth_access_tokens(grant_id);
+CREATE INDEX oauth_access_tokens_expiry ON oauth_access_tokens(expires_at);
 `;

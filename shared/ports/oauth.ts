@@ -107,4 +107,10 @@ export interface OAuthStore {
   rotateRefreshToken(oldHash: string, at: number, next: RefreshTokenRecord, access: AccessTokenRecord): Promise<boolean>;
 
   findAccessToken(tokenHash: string): Promise<AccessTokenLookup | null>;
+
+  /**
+   * Deletes codes that expired before `codesBefore` and access and refresh tokens that expired before `tokensBefore`
+   * (a spent refresh token is kept until then, so a replay is recognised); returns how many rows went.
+   */
+  pruneOAuth(codesBefore: number, tokensBefore: number): Promise<number>;
 }

@@ -135,7 +135,7 @@ describe("the authorization request", () => {
     const clientId = (await oauth.register()).body.client_id;
     const { params } = oauth.authorizationParams(clientId);
     const csrf = csrfOf((await owner.get("/dashboard/apps")).html);
-    const forged = [
+    const forged: { fields: Record<string, string>; headers: Record<string, string> }[] = [
       { fields: { ...params, decision: "allow" }, headers: {} },
       { fields: { ...params, decision: "allow", _csrf: "x".repeat(32) }, headers: {} },
       { fields: { ...params, decision: "allow", _csrf: csrf }, headers: { origin: "https://evil.example" } },

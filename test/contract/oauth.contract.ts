@@ -110,6 +110,27 @@ export function runOAuthContract(name: string, make: () => Promise<Store>, clean
       expect((await ctx.store.findRefreshToken(refresh.tokenHash))?.usedAt).toBeNull();
     });
 
+    test("pruning deletes expired codes and tokens, and only those", async () => {
+      const { grant, refresh, access } = await newGrant(undefined, {});
+      const later = { refresh: refreshOf(grant.id, { expiresAt: T0 + 1_000_000 }), access: accessOf(grant.id, { expiresAt: T0 + 1_000_000 }) };
+      await ctx.store.rotateRefreshToken(refresh.tokenHash, T0 + 1, later.refresh, later.access);
+      const code = (expiresAt: number): AuthorizationCodeRecord => ({
+        codeHash: hash(), clientId: "c", clientName: "C", accountId: grant.accountId, redirectUri: "https://a.example/cb", codeChallenge: "x",
+        scopes: [], resource: MCP, grantId: uid(), createdAt: T0, expiresAt, usedAt: null,
+      });
+      const [old, young] = [code(T0 + 10), code(T0 + 500)];
+      await ctx.store.createAuthorizationCode(old);
+      await ctx.store.createAuthorizationCode(young);
+      expect(await ctx.store.pruneOAuth(T0 + 100, T0 + 2_000)).toBeGreaterThanOrEqual(3);
+      expect(await ctx.store.findAuthorizationCode(old.codeHash)).toBeNull();
+      expect(await ctx.store.findAuthorizationCode(young.codeHash)).not.toBeNull();
+      expect(await ctx.store.findAccessToken(access.tokenHash)).toBeNull();
+      expect(await ctx.store.findRefreshToken(refresh.tokenHash)).toBeNull();
+      expect(await ctx.store.findAccessToken(later.access.tokenHash)).not.toBeNull();
+      expect(await ctx.store.findRefreshToken(later.refresh.tokenHash)).not.toBeNull();
+      expect(await ctx.store.getOAuthGrant(grant.id)).not.toBeNull();
+    });
+
     test("last use only moves forward", async () => {
       const { grant } = await newGrant();
       await ctx.store.touchOAuthGrant(grant.id, T0 + 10);

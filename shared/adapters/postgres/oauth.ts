@@ -126,5 +126,16 @@ export function postgresOAuth(c: PostgresConnection): OAuthStore {
       return c.run(async () =>
         one(await c.sql<Row<ReturnType<typeof accessOf>>[]>`${unsafe(ACCESS_SELECT)} WHERE a.token_hash = ${tokenHash}`, accessOf));
     },
+
+    pruneOAuth(codesBefore: number, tokensBefore: number): Promise<number> {
+      return c.run(async () => {
+        const [row] = await c.sql<{ n: number }[]>`
+          WITH codes AS (DELETE FROM oauth_codes WHERE expires_at < ${codesBefore} RETURNING 1),
+            access AS (DELETE FROM oauth_access_tokens WHERE expires_at < ${tokensBefore} RETURNING 1),
+            refresh AS (DELETE FROM oauth_refresh_tokens WHERE expires_at < ${tokensBefore} RETURNING 1)
+          SELECT (SELECT count(*) FROM codes) + (SELECT count(*) FROM access) + (SELECT count(*) FROM refresh) AS n`;
+        return Number(row?.n ?? 0);
+      });
+    },
   };
 }

@@ -109,5 +109,12 @@ export function sqliteOAuth(c: SqliteConnection): OAuthStore {
       const row = c.st<Row<ReturnType<typeof accessOf>>>(`${ACCESS_SELECT} WHERE a.token_hash = ?`).get(tokenHash);
       return row ? accessOf(row) : null;
     },
+
+    async pruneOAuth(codesBefore: number, tokensBefore: number): Promise<number> {
+      return c.db.transaction(() =>
+        c.st(`DELETE FROM oauth_codes WHERE expires_at < ?`).run(codesBefore).changes +
+        c.st(`DELETE FROM oauth_access_tokens WHERE expires_at < ?`).run(tokensBefore).changes +
+        c.st(`DELETE FROM oauth_refresh_tokens WHERE expires_at < ?`).run(tokensBefore).changes).immediate();
+    },
   };
 }
