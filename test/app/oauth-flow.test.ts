@@ -9,7 +9,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { OAuthMetadataSchema, OAuthProtectedResourceMetadataSchema } from "@modelcontextprotocol/sdk/shared/auth.js";
 import { SCOPES } from "../../shared/enums.ts";
 import { csrfOf } from "../helpers/dashboard-visitor.ts";
-import { BASE_URL, jsonOf, passwordOf, startControlPlane, type InProcessControlPlane } from "../helpers/in-process.ts";
+import { BASE_URL, jsonOf, passwordOf, problemOf, startControlPlane, type InProcessControlPlane } from "../helpers/in-process.ts";
 import { OAuthTestClient, REDIRECT_URI } from "../helpers/oauth-client.ts";
 
 let cp: InProcessControlPlane;
@@ -152,6 +152,16 @@ describe("the authorization code flow", () => {
     const wrongMcp = await cp.request("POST", "/mcp", { key: api, json: TOOLS_LIST, headers: MCP_HEADERS });
     expect(wrongMcp.status).toBe(401);
     expect(wrongMcp.headers.get("www-authenticate")).toContain(`resource_metadata="${BASE_URL}/.well-known/oauth-protected-resource/mcp"`);
+  });
+
+  test("a token's scopes limit it on the REST API: 403 insufficient_scope, problem+json and a challenge naming the scope", async () => {
+    const v = await signedInVisitor();
+    const { tokens } = await oauth.connect(v, { resource: `${BASE_URL}/api/v1`, scope: "links:read" });
+    expect((await cp.request("GET", "/api/v1/links", { key: tokens.access_token })).status).toBe(200);
+    const write = await cp.request("POST", "/api/v1/links", { key: tokens.access_token, json: { url: "https://example.com/x" } });
+    expect(write.headers.get("www-authenticate")).toContain('error="insufficient_scope"');
+    expect(write.headers.get("www-authenticate")).toContain('scope="links:write"');
+    await problemOf(write, 403, "insufficient_scope");
   });
 
   test("a token's scopes limit it: tools/list lists every tool, a write tool is 403 insufficient_scope naming the scope", async () => {
