@@ -18,7 +18,7 @@ const Address = (description: string) => T.String(address(description));
 const Clearable = ({ description, ...string }: StringOptions) => T.Union([T.String(string), T.Literal(""), T.Null()], { description });
 const DateInput = (description: string) =>
   T.Union([T.String({ format: "date-time", maxLength: 64 }), T.Literal(""), T.Null()], {
-    description: `${description} ISO 8601, e.g. 2030-01-31T12:00:00Z (a date alone, or a time without a zone, is read as UTC).`,
+    description: `${description} ISO 8601 such as 2030-01-31T12:00:00Z; without a zone, UTC.`,
   });
 const NullableString = T.Union([T.String(), T.Null()]);
 const NullableMillis = T.Union([T.Integer({ minimum: 0 }), T.Null()]);
@@ -30,7 +30,7 @@ export const Rule = T.Object(
     match: T.String({
       minLength: 1,
       maxLength: 16,
-      description: `country: an ISO 3166-1 alpha-2 code (e.g. US); device: ${listed(DEVICE_MATCHES)} (any letter case).`,
+      description: `country: ISO 3166-1 alpha-2 code (e.g. US); device: ${listed(DEVICE_MATCHES)}. Any letter case.`,
     }),
     url: Address("Destination when the rule matches."),
   },
@@ -48,7 +48,7 @@ export const AbVariant = T.Object(
 export type AbVariant = Static<typeof AbVariant>;
 
 const Tags = T.Union([T.Array(T.String({ maxLength: 40 }), { maxItems: 20 }), T.String({ maxLength: 900 }), T.Null()], {
-  description: "At most 20 tags of at most 40 characters, as an array or a comma-separated string; trimmed, empty and repeated ones dropped.",
+  description: "Tags, as a list or a comma-separated string (trimmed; empty and repeated ones dropped).",
 });
 
 const Flag = T.Union([T.Boolean(), T.Literal("true"), T.Literal("false"), T.Literal(1), T.Literal(0), T.Literal("on"), T.Literal("off"), T.Literal("1"), T.Literal("0")], {
@@ -87,7 +87,7 @@ const field = <S extends TSchema, const Sh extends Shown>(spec: FieldSpec<S, Sh>
 const text = (description: string, maxLength: number, form?: FieldSpec["form"]) =>
   field({
     type: NullableString, codec: "text", initial: null, show: "value", form,
-    input: { schema: Clearable({ maxLength, description: `${description} (at most ${maxLength} characters).` }), rule: "text" },
+    input: { schema: Clearable({ maxLength, description: `${description}.` }), rule: "text" },
   });
 const optionalAddress = (description: string, form: FieldSpec["form"]) =>
   field({ type: NullableString, codec: "text", initial: null, show: "value", form, input: { schema: Clearable(address(description)), rule: "optionalAddress" } });
@@ -124,7 +124,7 @@ export const LINK_FIELDS = {
   maxHits: field({
     type: T.Union([T.Integer({ minimum: 1 }), T.Null()]), codec: "int", initial: null, show: "value",
     input: {
-      schema: T.Union([T.Integer({ minimum: 1, maximum: 1_000_000 }), T.Literal(""), T.Null()], { description: "Clicks served before the link answers 410 (1-1,000,000); null or \"\" removes the limit." }),
+      schema: T.Union([T.Integer({ minimum: 1, maximum: 1_000_000 }), T.Literal(""), T.Null()], { description: "Clicks served before the link answers 410; null or \"\" removes the limit." }),
       rule: "maxHits",
     },
     form: { label: "Click limit", section: "schedule", widget: "number", hint: "(1-1,000,000)", attrs: 'min="1" max="1000000" step="1"' },
@@ -147,12 +147,12 @@ export const LINK_FIELDS = {
   utmCampaign: text("utm_campaign added to the destination", 200, { label: "utm_campaign", section: "utm", widget: "text", attrs: 'maxlength="200"' }),
   rules: field({
     type: T.Array(Rule), codec: "json", initial: [], show: "value",
-    input: { schema: T.Union([T.Array(Rule, { maxItems: 50 }), T.Literal(""), T.Null()], { description: "Country/device rules, first match wins (at most 50); null or \"\" removes them." }), rule: "rules" },
+    input: { schema: T.Union([T.Array(Rule, { maxItems: 50 }), T.Literal(""), T.Null()], { description: "Country/device redirect rules, first match wins; null or \"\" removes them." }), rule: "rules" },
     form: { label: "Rules", section: "rules", widget: "ruleRows" },
   }),
   abUrls: field({
     type: T.Array(AbVariant), codec: "json", initial: [], show: "value",
-    input: { schema: T.Union([T.Array(AbVariant, { maxItems: 10 }), T.Literal(""), T.Null()], { description: "Weighted A/B destinations used when no rule matches (at most 10); null or \"\" removes them." }), rule: "abUrls" },
+    input: { schema: T.Union([T.Array(AbVariant, { maxItems: 10 }), T.Literal(""), T.Null()], { description: "Weighted A/B destinations for clicks no rule matches; null or \"\" removes them." }), rule: "abUrls" },
     form: { label: "A/B variants", section: "ab", widget: "abRows" },
   }),
   webhookUrl: optionalAddress("Receives a signed POST for every click.", {
@@ -181,7 +181,7 @@ export const LINK_FIELDS = {
   externalId: field({
     type: NullableString, codec: "text", initial: null, show: "value",
     input: {
-      schema: Clearable({ maxLength: 200, description: "Your own id for this link: 1-200 visible ASCII characters other than / ? # % \\, unique in your account. A create naming an externalId you used before updates that link. The slug ext_{externalId} names the link." }),
+      schema: Clearable({ maxLength: 200, description: "Your own id for the link (visible ASCII but / ? # % \\), unique in your account: a create with one you used before updates that link; ext_{externalId} names it where a slug is asked." }),
       rule: "externalId",
     },
     form: { label: "External id", section: "link", widget: "text", hint: "(optional; your own id, unique in your account)", attrs: 'maxlength="200" autocomplete="off"' },

@@ -111,7 +111,7 @@ interface Repeat {
 }
 
 /** A repeat pays for its definition once its copies are longer than the `$ref`s that replace them. */
-const MIN_SHARED_LENGTH = 150;
+const MIN_SHARED_LENGTH = 80;
 
 /**
  * Writes each object subschema that occurs more than once (and is long enough to gain from it) once under `$defs`,
