@@ -9,16 +9,20 @@ import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/cli
 import { Client as ClientV1 } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport as TransportV1 } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { BASE_URL, jsonOf, problemOf, startControlPlane, type InProcessControlPlane } from "../helpers/in-process.ts";
+import { expectInsufficientScope, keyWith } from "./scoped-routes.ts";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const ACCEPT = "application/json, text/event-stream";
 
 let cp: InProcessControlPlane;
 let key: string;
+let readOnlyKey: string;
 
 beforeAll(async () => {
   cp = await startControlPlane({ env: { RATE_LIMIT_PER_MINUTE: "100000" } });
-  key = (await cp.createKey("mcp-revisions@example.com")).key;
+  const made = await cp.createKey("mcp-revisions@example.com");
+  key = made.key;
+  readOnlyKey = await keyWith(cp, made.account.id, ["links:read"]);
 });
 afterAll(async () => {
   await cp?.close();
@@ -127,5 +131,17 @@ describe("version negotiation and the MCP-Protocol-Version header", () => {
     const headers = { accept: ACCEPT, "mcp-protocol-version": "2026-07-28", "mcp-method": "tools/list" };
     await problemOf(await cp.request("POST", "/mcp", { json: list, headers }), 401, "unauthorized");
     await problemOf(await cp.request("POST", "/mcp", { key, json: list, headers: { ...headers, origin: "https://evil.example" } }), 403, "forbidden");
+  });
+
+  test("2026-07-28 with a read-only key: every tool listed, a write tool refused with 403 insufficient_scope naming links:write", async () => {
+    const meta = { "io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {} };
+    const send = (method: string, params: object) =>
+      cp.request("POST", "/mcp", {
+        key: readOnlyKey,
+        json: { jsonrpc: "2.0", id: 5, method, params: { ...params, _meta: meta } },
+        headers: { accept: ACCEPT, "mcp-protocol-version": "2026-07-28", "mcp-method": method, ...(method === "tools/call" ? { "mcp-name": "create_link" } : {}) },
+      });
+    expect((await jsonOf(await send("tools/list", {}))).result.tools).toHaveLength(10);
+    await expectInsufficientScope(await send("tools/call", { name: "create_link", arguments: { url: "https://example.com/no" } }), "links:write", "mcp");
   });
 });
