@@ -21,9 +21,9 @@ function refused(ctx: SignedInCtx, check: Exclude<AuthorizeCheck, { ok: true }>)
 
 function returnsTo(uri: string): string {
   const u = new URL(uri);
-  if (u.protocol === "http:") return `${esc(u.host)} <span class="muted">(an application on this computer)</span>`;
-  if (u.protocol === "https:") return esc(u.host);
-  return `${esc(u.protocol)} <span class="muted">(an application installed on this device)</span>`;
+  if (u.protocol === "http:") return `<span class="mono">${esc(u.host)}</span> <span class="muted">(an application on this computer)</span>`;
+  if (u.protocol === "https:") return `<span class="mono">${esc(u.host)}</span>`;
+  return `<span class="mono">${esc(u.protocol)}</span> <span class="muted">(an application installed on this device)</span>`;
 }
 
 function consentHtml(ctx: SignedInCtx, r: AuthorizationRequest, params: URLSearchParams): string {
@@ -39,7 +39,7 @@ function consentHtml(ctx: SignedInCtx, r: AuthorizationRequest, params: URLSearc
 <section class="card" aria-labelledby="consent-who">
 <h2 id="consent-who" class="sr-only">The application</h2>
 <dl class="facts"><dt>Application</dt><dd><strong>${esc(c.name)}</strong> ${who}</dd>
-<dt>Returns to</dt><dd class="mono">${returnsTo(r.redirectUri)}</dd>
+<dt>Returns to</dt><dd>${returnsTo(r.redirectUri)}</dd>
 <dt>Uses</dt><dd>${RESOURCE_WORDS[r.resourceKind]} <span class="mono small">${esc(r.resource)}</span></dd>
 <dt>Account</dt><dd>${esc(ctx.account.email)}</dd></dl>
 <h2>It will be able to</h2><ul>${scopes}</ul>
