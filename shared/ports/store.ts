@@ -10,5 +10,6 @@ import type { EventWebhookStore } from "./event-webhooks.ts";
 import type { KeyStore } from "./keys.ts";
 import type { LinkStore } from "./links.ts";
 import type { OAuthStore } from "./oauth.ts";
+import type { DomainStore } from "./domains.ts";
 
-export type Store = AccountStore & KeyStore & LinkStore & ClickStore & AdminStore & EventWebhookStore & ImportStore & OAuthStore;
+export type Store = AccountStore & KeyStore & LinkStore & ClickStore & AdminStore & EventWebhookStore & ImportStore & OAuthStore & DomainStore;

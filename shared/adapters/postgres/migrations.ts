@@ -10,6 +10,7 @@ import { ANALYTICS_STORAGE_POSTGRES, CELL_KEYS_BYTEWISE_POSTGRES, SETTLED_WEEKS_
 import { EVENT_WEBHOOKS_POSTGRES } from "./event-webhooks.ts";
 import { OAUTH_POSTGRES } from "./oauth.ts";
 import { KEY_SCOPES_POSTGRES } from "./migration-key-scopes.ts";
+import { DOMAINS_POSTGRES } from "./domains.ts";
 
 export interface Migration {
   version: number;
@@ -335,6 +336,7 @@ CREATE INDEX links_account_folder_lower ON links(account_id, lower(folder), crea
   { version: 18, name: "analytics: settled totals per ISO week and month besides days; hourly ones of the day not settled yet", sql: SETTLED_WEEKS_MONTHS_POSTGRES },
   { version: 19, name: "what each API key may do: its scopes (NULL: a key from before, every scope)", sql: KEY_SCOPES_POSTGRES },
   { version: 20, name: "OAuth authorization server: clients, codes, grants and their tokens (issue #23)", sql: OAUTH_POSTGRES },
+  { version: 22, name: "custom domains, each hostname unique across accounts (issue #24)", sql: DOMAINS_POSTGRES },
 ];
 
 /**

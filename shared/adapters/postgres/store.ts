@@ -14,6 +14,7 @@ import { postgresEventWebhooks } from "./event-webhooks.ts";
 import { postgresKeys } from "./keys.ts";
 import { postgresLinks } from "./links.ts";
 import { postgresOAuth } from "./oauth.ts";
+import { postgresDomains } from "./domains.ts";
 
 export type { PostgresStoreOptions } from "./connection.ts";
 
@@ -24,7 +25,7 @@ export class PostgresStore {
   constructor(url: string, opts: PostgresStoreOptions = {}) {
     const c = new PostgresConnection(url, opts);
     const roles: Store = {
-      ...postgresAdmin(c), ...postgresAccounts(c), ...postgresKeys(c), ...postgresLinks(c), ...postgresClicks(c), ...postgresEventWebhooks(c), ...postgresImports(c), ...postgresOAuth(c),
+      ...postgresAdmin(c), ...postgresAccounts(c), ...postgresKeys(c), ...postgresLinks(c), ...postgresClicks(c), ...postgresEventWebhooks(c), ...postgresImports(c), ...postgresOAuth(c), ...postgresDomains(c),
     };
     Object.assign(this, roles);
   }

@@ -11,6 +11,7 @@ import { IMPORT_JOBS_SQLITE } from "./imports.ts";
 import { EVENT_WEBHOOKS_SQLITE } from "./event-webhooks.ts";
 import { OAUTH_SQLITE } from "./oauth.ts";
 import { KEY_SCOPES_SQLITE } from "./migration-key-scopes.ts";
+import { DOMAINS_SQLITE } from "./domains.ts";
 
 export interface Migration {
   version: number;
@@ -276,6 +277,7 @@ CREATE INDEX links_account_folder_lower ON links(account_id, lower(folder), crea
   { version: 16, name: "analytics: settled totals per ISO week and month besides days; hourly ones of the day not settled yet", sql: SETTLED_WEEKS_MONTHS_SQLITE },
   { version: 17, name: "what each API key may do: its scopes (NULL: a key from before, every scope)", sql: KEY_SCOPES_SQLITE },
   { version: 18, name: "OAuth authorization server: clients, codes, grants and their tokens (issue #23)", sql: OAUTH_SQLITE },
+  { version: 20, name: "custom domains, each hostname unique across accounts (issue #24)", sql: DOMAINS_SQLITE },
 ];
 
 /** Applies every migration not yet recorded; a no-op when the schema is current. */

@@ -14,6 +14,7 @@ import { sqliteEventWebhooks } from "./event-webhooks.ts";
 import { sqliteKeys } from "./keys.ts";
 import { sqliteLinks } from "./links.ts";
 import { sqliteOAuth } from "./oauth.ts";
+import { sqliteDomains } from "./domains.ts";
 
 // Declaration merging: a SqliteStore is a Store, whose methods are own properties assigned from the roles.
 export interface SqliteStore extends Store {}
@@ -22,7 +23,7 @@ export class SqliteStore {
   /** `path`: a file (its directory is created) or ":memory:". */
   constructor(path: string) {
     const c = new SqliteConnection(path);
-    const roles: Store = { ...sqliteAdmin(c), ...sqliteAccounts(c), ...sqliteKeys(c), ...sqliteLinks(c), ...sqliteClicks(c), ...sqliteEventWebhooks(c), ...sqliteImports(c), ...sqliteOAuth(c) };
+    const roles: Store = { ...sqliteAdmin(c), ...sqliteAccounts(c), ...sqliteKeys(c), ...sqliteLinks(c), ...sqliteClicks(c), ...sqliteEventWebhooks(c), ...sqliteImports(c), ...sqliteOAuth(c), ...sqliteDomains(c) };
     Object.assign(this, roles);
   }
 }
