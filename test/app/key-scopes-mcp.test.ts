@@ -4,9 +4,12 @@
  * every scope it lacks, and inside a JSON-RPC batch too; a key holding the tool's scope is served.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { LINK_TOOLS } from "../../control/mcp/tools.ts";
 import { SCOPES, type Scope } from "../../shared/enums.ts";
 import { jsonOf, startControlPlane, type InProcessControlPlane } from "../helpers/in-process.ts";
+import { REPO_ROOT } from "../helpers/server.ts";
 import { expectInsufficientScope, fixturesFor, keyWith, type Fixtures } from "./scoped-routes.ts";
 
 /** The scope each tool needs, as docs/mcp.md lists it; a tool added without an entry fails the first test. */
@@ -57,6 +60,11 @@ afterAll(() => cp?.close());
 
 test("each tool needs the scope the table gives it", () => {
   expect(Object.fromEntries(LINK_TOOLS.map((t) => [t.name, t.scope]))).toEqual(TOOL_SCOPES);
+});
+
+test("docs/mcp.md's scope table is this one", () => {
+  const doc = readFileSync(join(REPO_ROOT, "docs/mcp.md"), "utf8");
+  expect(Object.fromEntries([...doc.matchAll(/^\| `(\w+)` \| `([a-z]+:[a-z]+)` \|$/gm)].map((m) => [m[1], m[2]]))).toEqual(TOOL_SCOPES);
 });
 
 test("tools/list lists all ten tools to a key that may only read links", async () => {

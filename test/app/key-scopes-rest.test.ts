@@ -2,11 +2,14 @@
  * Scoped API keys on the REST API (issue #23): every route of the API is in one table with the scope it needs
  * (scoped-routes.ts), and the table is the app's own list of routes, so a new route without an entry fails here.
  * For each route, a key holding each other scope alone is refused with 403 insufficient_scope and a challenge
- * naming the scope, and a key holding its scope alone is served.
+ * naming the scope, and a key holding its scope alone is served. docs/api.md's scope table says the same.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { SCOPES, type Scope } from "../../shared/enums.ts";
 import { startControlPlane, type InProcessControlPlane } from "../helpers/in-process.ts";
+import { REPO_ROOT } from "../helpers/server.ts";
 import { appApiRoutes, expectInsufficientScope, fixturesFor, keyWith, OPEN_ROUTES, requestOf, SCOPED_ROUTES, type Fixtures } from "./scoped-routes.ts";
 
 let cp: InProcessControlPlane;
@@ -37,4 +40,15 @@ describe("each route needs its scope", () => {
       expect([res.status, res.status < 300 ? "" : await res.text()]).toEqual([r.ok, ""]);
     });
   }
+});
+
+test("docs/api.md's scope table puts every route in the row of its scope, and nowhere else", () => {
+  const doc = readFileSync(join(REPO_ROOT, "docs/api.md"), "utf8");
+  const rows = new Map([...doc.matchAll(/^\| `([a-z]+:[a-z]+)` \| [^|]+ \| (.+) \|$/gm)].map((m) => [m[1], m[2]]));
+  expect([...rows.keys()]).toEqual([...SCOPES]);
+  for (const r of SCOPED_ROUTES) {
+    const written = `\`${r.route.replace(/:(\w+)/g, "{$1}")}\``;
+    expect(SCOPES.filter((s) => rows.get(s)!.split(", ").includes(written))).toEqual([r.scope]);
+  }
+  expect([...rows.values()].flatMap((v) => v.split(", "))).toHaveLength(SCOPED_ROUTES.length);
 });
