@@ -7,16 +7,18 @@ import { LINK_STATES, LINK_STATUSES } from "../../shared/enums.ts";
 import { AppError, type FieldError } from "../../shared/errors.ts";
 import type { LinkObject } from "../../shared/schemas.ts";
 import { exportLinks } from "../links/export.ts";
-import { listLinks } from "../links/service.ts";
+import { countLinks, listLinks } from "../links/service.ts";
 import { errorSummary, fieldProblems, invalidAttrs, type FieldRefs } from "./form-errors.ts";
 import { htmlResponse } from "./http.ts";
 import { csrfField, esc, flashBox, fmtDate, layout } from "./layout.ts";
-import { bulkCheckbox, bulkControls, bulkOutcome } from "./links-bulk.ts";
+import { bulkCheckbox, bulkControls, bulkOutcome, type AllMatching } from "./links-bulk.ts";
 import type { SignedInCtx } from "./session.ts";
 import { stateBadge, stateLabel, stateReason } from "./state-badge.ts";
 import { accountSuggestions, FOLDER_LIST_ID, suggestionLists, TAG_LIST_ID } from "./suggestions.ts";
 
 const PAGE_SIZE = 25;
+/** The list counts the links its filters match (for "all N links") up to this many: a bounded look, not a full count. */
+const COUNT_SHOWN_MAX = 10_000;
 const FILTERS = ["q", "tag", "folder", "status", "state"] as const;
 type Filter = (typeof FILTERS)[number];
 type Filters = Record<Filter, string>;
@@ -92,6 +94,13 @@ ${select(errors, "state", LINK_STATES, f.state, stateLabel)}
 <div><button type="submit">Filter</button></div></form>`;
 }
 
+/** Every link the filters match, for the bulk form's "all N links" (offered when they fill more than one page). */
+async function allMatching(ctx: SignedInCtx, f: Filters): Promise<AllMatching> {
+  const count = await countLinks(ctx.deps, ctx.caller, f, COUNT_SHOWN_MAX + 1);
+  const filters = Object.fromEntries(FILTERS.filter((k) => f[k]).map((k) => [k, f[k]]));
+  return { filters, count: Math.min(count, COUNT_SHOWN_MAX), capped: count > COUNT_SHOWN_MAX };
+}
+
 export async function linksIndex(ctx: SignedInCtx): Promise<Response> {
   const sp = ctx.url.searchParams;
   const f = Object.fromEntries(FILTERS.map((k) => [k, (sp.get(k) ?? "").trim()])) as Filters;
@@ -107,10 +116,11 @@ export async function linksIndex(ctx: SignedInCtx): Promise<Response> {
     problem = errorSummary({ detail: e.message, errors }, FIELDS);
   }
   const filtered = FILTERS.some((k) => f[k]);
+  const all = result.nextCursor || (cursor && result.links.length) ? await allMatching(ctx, f) : undefined;
   const rows = result.links.map((l, i) => linkRow(l, f, i)).join("");
   const empty = filtered || cursor ? "No links match these filters." : 'No links yet. <a href="/dashboard/links/new">Create your first one</a>.';
   const table = result.links.length
-    ? `<form method="post" action="/dashboard/links/bulk">${csrfField(ctx.session.csrfToken)}<input type="hidden" name="back" value="${esc(listUrl(f, cursor))}">${bulkControls()}
+    ? `<form method="post" action="/dashboard/links/bulk">${csrfField(ctx.session.csrfToken)}<input type="hidden" name="back" value="${esc(listUrl(f, cursor))}">${bulkControls(all)}
 <table class="responsive"><thead><tr><th><span class="muted">Select</span></th><th>Short link</th><th>Destination</th><th>Tags</th><th>Folder</th><th>State</th><th>Clicks</th><th>Created</th><th><span class="muted">Actions</span></th></tr></thead><tbody>${rows}</tbody></table></form>`
     : `<p class="card muted">${empty}</p>`;
   const pager = `<nav class="pager" aria-label="Pages">${cursor ? `<a href="${esc(listUrl(f))}">← First page</a>` : "<span></span>"}${

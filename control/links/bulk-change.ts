@@ -95,6 +95,11 @@ function bulkChanges(deps: Deps, input: BulkChangeInput): LinkChanges {
   }
 }
 
+/** Refuses (invalid_input) a bulk update body as bulkUpdateLinks would, without selecting or changing any link. */
+export function checkBulkUpdate(deps: Deps, body: unknown): void {
+  bulkChanges(deps, validate(BulkChangeInput, body));
+}
+
 const summary = (rows: BulkChangeRow[]) => ({ done: rows.filter((r) => r.ok).length, failed: rows.filter((r) => !r.ok).length });
 
 /** PATCH /api/v1/links/bulk: the same changes (and tags added or removed) applied to each selected link. */

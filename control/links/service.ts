@@ -13,6 +13,7 @@ import { BulkCreateInput, type CreateLinkInput, type LinkObject, type UpdateLink
 import { validate } from "../../shared/validation.ts";
 import { generateWebhookSecret } from "../../shared/webhooks/sign.ts";
 import { checkWebhookTarget } from "../../shared/webhooks/ssrf.ts";
+import type { LinkFilter } from "../../shared/ports.ts";
 import type { Caller, Deps } from "../deps.ts";
 import { eventsWritten, linkEventsFor } from "../webhooks/events.ts";
 
@@ -378,7 +379,8 @@ export interface ListQuery {
   q?: string;
 }
 
-export async function listLinks(deps: Deps, caller: Caller, query: ListQuery) {
+/** The list's query, validated (invalid_input naming each bad parameter), as the store's filter and page size. */
+function listFilterOf(deps: Deps, query: ListQuery): LinkFilter {
   const errors: FieldError[] = [];
   // Digits only: Number() would also take "0x10", "1e2" or " 7".
   const limit = query.limit === undefined || query.limit === "" ? 50 : typeof query.limit === "string" && !/^\d{1,4}$/.test(query.limit) ? NaN : Number(query.limit);
@@ -394,7 +396,7 @@ export async function listLinks(deps: Deps, caller: Caller, query: ListQuery) {
     if (v !== undefined && (typeof v !== "string" || v.length > 500)) errors.push({ path: `/${k}`, message: "must be a string of at most 500 characters" });
   }
   if (errors.length) throw invalidInput(errors);
-  const { links, nextCursor } = await deps.store.listLinks(caller.accountId, {
+  return {
     limit,
     cursor: query.cursor || undefined,
     tag: query.tag || undefined,
@@ -403,8 +405,18 @@ export async function listLinks(deps: Deps, caller: Caller, query: ListQuery) {
     state: isOneOf(LINK_STATES, query.state) ? { state: query.state, now: deps.now() } : undefined,
     externalId: query.externalId || undefined,
     q: query.q || undefined,
-  });
+  };
+}
+
+export async function listLinks(deps: Deps, caller: Caller, query: ListQuery) {
+  const { links, nextCursor } = await deps.store.listLinks(caller.accountId, listFilterOf(deps, query));
   return { links: await Promise.all(links.map((l) => view(deps, l))), nextCursor };
+}
+
+/** How many of the caller's links the list's filters match (paging aside); with `max`, at most that many. */
+export async function countLinks(deps: Deps, caller: Caller, query: Omit<ListQuery, "limit" | "cursor">, max?: number): Promise<number> {
+  const { limit: _limit, cursor: _cursor, ...match } = listFilterOf(deps, query);
+  return deps.store.countLinks(caller.accountId, match, max);
 }
 
 /** The rows of a bulk request: a bare array or `{ "links": [...] }`. */

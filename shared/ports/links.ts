@@ -28,6 +28,9 @@ export interface LinkFilter {
   q?: string;
 }
 
+/** What a filter matches, paging aside. */
+export type LinkMatch = Omit<LinkFilter, "limit" | "cursor">;
+
 /** The account's own tags and folders, as written (for suggestions), each list sorted ignoring case. */
 export interface TagsAndFolders {
   tags: string[];
@@ -88,6 +91,8 @@ export interface LinkStore extends LinkHitReservations {
   deleteLink(id: string, events?: LinkEvents): Promise<void>;
   /** Newest first. */
   listLinks(accountId: string, filter: LinkFilter): Promise<{ links: LinkRecord[]; nextCursor: string | null }>;
+  /** How many of the account's links the filter matches; with `max`, at most that (a bounded count). */
+  countLinks(accountId: string, filter: LinkMatch, max?: number): Promise<number>;
   /**
    * The distinct tags and folders of the account's `recentLinks` newest links: suggestions whose cost stays
    * bounded however many links the account has.

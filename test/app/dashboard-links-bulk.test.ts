@@ -141,3 +141,92 @@ describe("bulk actions", () => {
     expect(await apiLink("dash-10")).toMatchObject({ status: "active" });
   });
 });
+
+describe("every link matching the filters (beyond the page shown)", () => {
+  const FOLDER = "everything";
+  const listOf = (filters: string) => `/dashboard/links?${filters}`;
+  /** The hidden fields of the list's bulk form (back, the filters as match_*), as a browser posts them. */
+  function formFields(html: string): Record<string, string> {
+    const form = html.slice(html.indexOf('action="/dashboard/links/bulk"'));
+    const fields: Record<string, string> = { _csrf: csrfOf(html) };
+    for (const m of form.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)) fields[m[1]!] = unescape(m[2]!);
+    return fields;
+  }
+  /** Presses `action` with "All N links" chosen on the list at `filters`; then, on the confirmation, its button. */
+  async function pressAll(filters: string, action: string, extra: Record<string, string> = {}) {
+    const list = await alice.get(listOf(filters));
+    const ask = await alice.post("/dashboard/links/bulk", { ...formFields(list.html), scope: "all", action, ...extra });
+    return { list, ask, confirm: () => alice.post("/dashboard/links/bulk", { ...formFields(ask.html), action }) };
+  }
+  /** How many of alice's links the API lists with this query, every page. */
+  async function apiCount(query: string): Promise<number> {
+    let n = 0;
+    let cursor = "";
+    do {
+      const page = await jsonOf(await cp.request("GET", `/api/v1/links?limit=500&${query}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`, { key: keyA }));
+      n += page.links.length;
+      cursor = page.nextCursor ?? "";
+    } while (cursor);
+    return n;
+  }
+
+  beforeAll(async () => {
+    // 520 links: more than one bulk call (500) and than one list page (25). Bob has one in the same folder.
+    const rows = Array.from({ length: 520 }, (_, i) => ({ url: `https://example.com/all/${i}`, slug: `all-${i}`, folder: FOLDER, tags: i % 2 ? ["odd"] : [] }));
+    for (let at = 0; at < rows.length; at += 500) {
+      expect((await jsonOf(await cp.request("POST", "/api/v1/bulk", { key: keyA, json: rows.slice(at, at + 500) }))).created).toBe(Math.min(500, rows.length - at));
+    }
+    expect((await cp.request("POST", "/api/v1/links", { key: keyB, json: { url: "https://example.com/bob2", slug: "bobs-everything", folder: FOLDER } })).status).toBe(201);
+  });
+
+  test("offered with the count when the filters match more than a page; not when one page shows them all", async () => {
+    const { html } = await alice.get(listOf(`folder=${FOLDER}`));
+    expect(html).toContain('<label class="check"><input type="checkbox" name="scope" value="all"> All 520 links matching these filters, not only the ticked ones</label>');
+    expect(html).toContain(`<input type="hidden" name="match_folder" value="${FOLDER}">`);
+    expect((await alice.get(listOf(`folder=${FOLDER}&q=all-51`))).html).not.toContain('name="scope"'); // all-51, all-510..519: one page
+  });
+
+  test("a change asks first, naming the action and the count; confirming applies it to every match, page after page", async () => {
+    const { ask, confirm } = await pressAll(`folder=${FOLDER}&tag=odd`, "add-tag", { tag: "wave" });
+    expect(ask.status).toBe(200);
+    expect(ask.html).toContain("<h1>Add the tag “wave” to 260 links?</h1>");
+    expect(ask.html).toContain('<li>Tag: <span class="mono">odd</span></li><li>Folder: <span class="mono">everything</span></li>');
+    expect(await apiCount("tag=wave")).toBe(0); // nothing changed yet
+    const done = await confirm();
+    expect([done.status, done.headers.get("location")]).toEqual([303, `/dashboard/links?tag=odd&folder=${FOLDER}&bulk=tagged&n=260&failed=0`]);
+    expect(await apiCount("tag=wave")).toBe(260);
+    expect(await apiCount(`folder=${FOLDER}&tag=odd`)).toBe(260);
+
+    // A change that takes the links out of the filter still reaches each once: 520 paused over two bulk calls.
+    const pause = await pressAll(`folder=${FOLDER}&status=active`, "pause");
+    expect(pause.ask.html).toContain("<h1>Pause 520 links?</h1>");
+    expect((await pause.confirm()).headers.get("location")).toBe(`/dashboard/links?folder=${FOLDER}&status=active&bulk=paused&n=520&failed=0`);
+    expect(await apiCount(`folder=${FOLDER}&status=paused`)).toBe(520);
+    expect(await apiLink("bobs-everything", keyB)).toMatchObject({ status: "active" });
+  });
+
+  test("delete asks first and warns; confirming deletes every match and nothing else", async () => {
+    const { ask, confirm } = await pressAll(`folder=${FOLDER}`, "delete");
+    expect(ask.html).toContain("<h1>Delete 520 links?</h1>");
+    expect(ask.html).toContain("This cannot be undone.");
+    expect(await apiCount(`folder=${FOLDER}`)).toBe(520);
+    expect((await confirm()).headers.get("location")).toBe(`/dashboard/links?folder=${FOLDER}&bulk=deleted&n=520&failed=0`);
+    expect(await apiCount(`folder=${FOLDER}`)).toBe(0);
+    expect(await apiLink("bobs-everything", keyB)).toMatchObject({ folder: FOLDER });
+    expect(await apiLink("dash-20")).toMatchObject({ folder: "inbox" });
+  });
+
+  test("no match, a bad filter or a bad tag: a 400 page that changes nothing", async () => {
+    const page = await alice.get("/dashboard/links");
+    const post = (fields: Record<string, string>) => alice.post("/dashboard/links/bulk", { _csrf: csrfOf(page.html), back: "/dashboard/links", scope: "all", ...fields });
+    for (const [fields, words] of [
+      [{ action: "pause", match_folder: "nowhere" }, "No links match these filters."],
+      [{ action: "pause", match_status: "sleeping" }, "status: must be"],
+      [{ action: "add-tag", tag: " ", match_folder: "inbox" }, "Tag: "],
+    ] as const) {
+      const res = await post(fields);
+      expect([res.status, res.html.includes(words)]).toEqual([400, true]);
+    }
+    expect(await apiLink("dash-20")).toMatchObject({ status: "active" });
+  });
+});

@@ -9,7 +9,8 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { chromium, type Browser, type Page } from "playwright-core";
-import { axeProblems, CHROMIUM_ARGS } from "../helpers/browser.ts";
+import { CHROMIUM_ARGS } from "../helpers/browser.ts";
+import { checkPage, openPage, signInPage, SIZES, type Size } from "../helpers/browser-pages.ts";
 import { startReceiver, until, type Receiver } from "../helpers/event-webhook-receiver.ts";
 import { api, createKey, REPO_ROOT, startServer, type TestServer } from "../helpers/server.ts";
 import { chromiumExecutable } from "../setup/chromium.ts";
@@ -17,8 +18,6 @@ import { chromiumExecutable } from "../setup/chromium.ts";
 const SCREENSHOTS = join(REPO_ROOT, ".tmp/screenshots/webhooks");
 const EMAIL = "hooks.browser@example.com";
 const PASSWORD = "a good long password";
-const SIZES = { desktop: { width: 1280, height: 800 }, phone: { width: 390, height: 844 } } as const;
-type Size = keyof typeof SIZES;
 const STEP_MS = 90_000;
 /** A failed delivery waits an hour for its own retry: only "send again" sends it within the test. */
 const ENV = { WEBHOOK_ALLOW_PRIVATE: "true", EVENT_WEBHOOK_POLL_MS: "50", EVENT_WEBHOOK_RETRY_BASE_MS: "3600000" };
@@ -32,22 +31,8 @@ describe("the Webhooks pages in chromium", () => {
   const findings: string[] = [];
   let endpointPath = "";
 
-  async function check(size: Size, name: string): Promise<void> {
-    const page = pages[size];
-    for (const p of await axeProblems(page)) findings.push(`${size} ${name}: ${p}`);
-    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
-    if (overflow > 0) findings.push(`${size} ${name}: scrolls sideways by ${overflow}px`);
-    await page.screenshot({ path: join(SCREENSHOTS, `${size}-${name}.png`), fullPage: true });
-  }
-
-  async function signIn(size: Size, signUp: boolean): Promise<void> {
-    const page = pages[size];
-    await page.goto(`${server.url}/dashboard/${signUp ? "signup" : "signin"}`);
-    await page.fill("#email", EMAIL);
-    await page.fill("#password", PASSWORD);
-    await page.getByRole("button", { name: signUp ? "Create account" : "Sign in" }).click();
-    await page.waitForURL("**/dashboard/links**");
-  }
+  const check = (size: Size, name: string) => checkPage(pages[size], `${size}-${name}`, SCREENSHOTS, findings);
+  const signIn = (size: Size, signUp: boolean) => signInPage(pages[size], server.url, EMAIL, PASSWORD, signUp);
 
   beforeAll(async () => {
     const executablePath = chromiumExecutable();
@@ -55,18 +40,7 @@ describe("the Webhooks pages in chromium", () => {
     server = await startServer({ env: ENV });
     receiver = startReceiver();
     browser = await chromium.launch({ executablePath, args: CHROMIUM_ARGS });
-    for (const size of Object.keys(SIZES) as Size[]) {
-      const phone = size === "phone";
-      const context = await browser.newContext({ viewport: SIZES[size], deviceScaleFactor: phone ? 2 : 1, isMobile: phone, hasTouch: phone });
-      const page = (pages[size] = await context.newPage());
-      page.on("dialog", (d) => {
-        if (d.type() === "confirm") return void d.accept();
-        findings.push(`${size}: unexpected ${d.type()} dialog: ${d.message()}`);
-        void d.dismiss();
-      });
-      page.on("console", (m) => void (m.type() === "error" && findings.push(`${size}: console error: ${m.text()}`)));
-      page.on("pageerror", (e) => findings.push(`${size}: page error: ${e.message}`));
-    }
+    for (const size of Object.keys(SIZES) as Size[]) pages[size] = await openPage(browser, size, findings);
   }, STEP_MS);
 
   afterAll(async () => {

@@ -169,6 +169,25 @@ export function runLinkListContract(ctx: StoreContext): void {
       expect(await ids("a\\b")).toEqual([backslash.id]);
     });
 
+    test("countLinks counts what listLinks would list with the same filters, up to `max` when given", async () => {
+      const accountId = await newAccount();
+      await insertOk([
+        ...Array.from({ length: 4 }, (_, i) => linkFor(accountId, { folder: "Sales", tags: ["Q1"], status: i === 0 ? "paused" : "active" })),
+        linkFor(accountId, { folder: "sales", target: "https://shop.example.com/x" }),
+        linkFor(accountId, { folder: null }),
+      ]);
+      await insertOk([linkFor(await newAccount(), { folder: "Sales" })]); // another account's
+      const filters = [{}, { folder: "SALES" }, { folder: "Sales", status: "active" as const }, { tag: "q1" }, { q: "shop.EXAMPLE" }, { folder: "none" }];
+      for (const f of filters) {
+        const listed = (await store.listLinks(accountId, { limit: 500, ...f })).links.length;
+        expect([f, await store.countLinks(accountId, f)]).toEqual([f, listed]);
+      }
+      expect(await store.countLinks(accountId, {})).toBe(6);
+      expect(await store.countLinks(accountId, {}, 4)).toBe(4);
+      expect(await store.countLinks(accountId, { folder: "Sales" }, 100)).toBe(5);
+      expect(await store.countLinks(uid(), {})).toBe(0);
+    });
+
     test("limit bounds the page", async () => {
       const accountId = await newAccount();
       await insertOk(Array.from({ length: 3 }, () => linkFor(accountId)));

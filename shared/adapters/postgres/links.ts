@@ -8,7 +8,7 @@ import {
   postgresUpdateSet,
   stateCondition,
 } from "../link-columns.ts";
-import type { LinkEvents, LinkFilter, LinkStore, TagsAndFolders } from "../../ports.ts";
+import type { LinkEvents, LinkFilter, LinkMatch, LinkStore, TagsAndFolders } from "../../ports.ts";
 import {
   decodeCursor,
   encodeCursor,
@@ -98,25 +98,26 @@ export function postgresLinks(c: PostgresConnection): LinkStore {
       const cursor = decodeCursor(filter.cursor); // rejects with invalid_input before any I/O
       const limit = pageSize(filter.limit);
       const sql = c.sql;
-      const q = filter.q !== undefined && filter.q !== "" ? likeContains(filter.q) : null;
-      // Tag and folder ignore case: lower(tag) and lower(folder) are what the indexes of migration 13 hold.
       return c.run(async () => {
         const rows = await sql<LinkRow[]>`
           SELECT ${sql.unsafe(LINK_COLUMN_LIST)} FROM links
-          WHERE account_id = ${accountId}
+          WHERE ${matching(sql, accountId, filter)}
             ${cursor ? sql`AND (created_at, id) < (${cursor.createdAt}::bigint, ${cursor.id}::text)` : sql``}
-            ${filter.tag !== undefined ? sql`AND id IN (SELECT link_id FROM link_tags WHERE lower(tag) = lower(${filter.tag}))` : sql``}
-            ${filter.folder !== undefined ? sql`AND lower(folder) = lower(${filter.folder})` : sql``}
-            ${filter.status !== undefined ? sql`AND status = ${filter.status}` : sql``}
-            ${filter.externalId !== undefined ? sql`AND external_id = ${filter.externalId}` : sql``}
-            ${filter.state !== undefined ? stateFilter(sql, filter.state.state, filter.state.now) : sql``}
-            ${q !== null ? sql`AND (slug ILIKE ${q} OR target ILIKE ${q})` : sql``}
           ORDER BY created_at DESC, id DESC
           LIMIT ${limit + 1}`;
         const page = rows.slice(0, limit).map(postgresRowToLink);
         const last = page[page.length - 1];
         const nextCursor = rows.length > limit && last ? encodeCursor({ createdAt: last.createdAt, id: last.id }) : null;
         return { links: page, nextCursor };
+      });
+    },
+
+    countLinks(accountId: string, filter: LinkMatch, max?: number): Promise<number> {
+      const sql = c.sql;
+      return c.run(async () => {
+        const [{ n }] = await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM (
+          SELECT id FROM links WHERE ${matching(sql, accountId, filter)} ${max === undefined ? sql`` : sql`LIMIT ${max}`}) m`;
+        return n;
       });
     },
 
@@ -172,6 +173,19 @@ export async function insertLinkRows(sql: postgres.Sql | postgres.TransactionSql
     SELECT id FROM ins`,
     values as postgres.ParameterOrJSON<never>[],
   );
+}
+
+/** The conditions of the account's links a filter matches, paging aside, as a postgres.js fragment. */
+function matching(sql: postgres.Sql, accountId: string, filter: LinkMatch) {
+  const q = filter.q !== undefined && filter.q !== "" ? likeContains(filter.q) : null;
+  // Tag and folder ignore case: lower(tag) and lower(folder) are what the indexes of migration 13 hold.
+  return sql`account_id = ${accountId}
+    ${filter.tag !== undefined ? sql`AND id IN (SELECT link_id FROM link_tags WHERE lower(tag) = lower(${filter.tag}))` : sql``}
+    ${filter.folder !== undefined ? sql`AND lower(folder) = lower(${filter.folder})` : sql``}
+    ${filter.status !== undefined ? sql`AND status = ${filter.status}` : sql``}
+    ${filter.externalId !== undefined ? sql`AND external_id = ${filter.externalId}` : sql``}
+    ${filter.state !== undefined ? stateFilter(sql, filter.state.state, filter.state.now) : sql``}
+    ${q !== null ? sql`AND (slug ILIKE ${q} OR target ILIKE ${q})` : sql``}`;
 }
 
 /** The live-state condition (link-columns.ts) as a postgres.js fragment, its `?` placeholders bound in order. */

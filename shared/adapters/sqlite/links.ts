@@ -2,7 +2,7 @@
 import type { SQLQueryBindings, Statement } from "bun:sqlite";
 import { AppError } from "../../errors.ts";
 import type { LinkRecord } from "../../link.ts";
-import type { LinkEvents, LinkFilter, LinkStore, TagsAndFolders } from "../../ports.ts";
+import type { LinkEvents, LinkFilter, LinkMatch, LinkStore, TagsAndFolders } from "../../ports.ts";
 import {
   LINK_COLUMN_LIST,
   LINK_COLUMNS,
@@ -41,6 +41,41 @@ function uniqueViolationError(err: unknown): AppError {
   return String((err as Error).message).includes("external_id")
     ? new AppError("external_id_taken", "Another link of this account has this externalId")
     : new AppError("slug_taken", "Slug already taken");
+}
+
+/** The WHERE conditions (and their arguments) of the account's links a filter matches, paging aside. */
+function matching(accountId: string, filter: LinkMatch): { where: string[]; args: SQLQueryBindings[] } {
+  const where = ["account_id = ?"];
+  const args: SQLQueryBindings[] = [accountId];
+  // Tag and folder ignore case: lower(tag) and lower(folder) are what the indexes of migration 10 hold.
+  if (filter.tag !== undefined) {
+    where.push("id IN (SELECT link_id FROM link_tags WHERE lower(tag) = lower(?))");
+    args.push(filter.tag);
+  }
+  if (filter.folder !== undefined) {
+    where.push("lower(folder) = lower(?)");
+    args.push(filter.folder);
+  }
+  if (filter.status !== undefined) {
+    where.push("status = ?");
+    args.push(filter.status);
+  }
+  if (filter.externalId !== undefined) {
+    where.push("external_id = ?");
+    args.push(filter.externalId);
+  }
+  if (filter.state !== undefined) {
+    const state = stateCondition(filter.state.state, filter.state.now);
+    where.push(state.sql);
+    args.push(...state.args);
+  }
+  if (filter.q !== undefined && filter.q !== "") {
+    // SQLite's LIKE ignores ASCII case only; the pattern is lower-cased to match lower(column).
+    where.push(`(lower(slug) LIKE ? ESCAPE '\\' OR lower(target) LIKE ? ESCAPE '\\')`);
+    const pattern = likeContains(filter.q);
+    args.push(pattern, pattern);
+  }
+  return { where, args };
 }
 
 export function sqliteLinks(c: SqliteConnection): LinkStore {
@@ -159,39 +194,10 @@ export function sqliteLinks(c: SqliteConnection): LinkStore {
     ): Promise<{ links: LinkRecord[]; nextCursor: string | null }> {
       const cursor = decodeCursor(filter.cursor);
       const limit = pageSize(filter.limit);
-      const where = ["account_id = ?"];
-      const args: SQLQueryBindings[] = [accountId];
+      const { where, args } = matching(accountId, filter);
       if (cursor) {
         where.push("(created_at, id) < (?, ?)");
         args.push(cursor.createdAt, cursor.id);
-      }
-      // Tag and folder ignore case: lower(tag) and lower(folder) are what the indexes of migration 10 hold.
-      if (filter.tag !== undefined) {
-        where.push("id IN (SELECT link_id FROM link_tags WHERE lower(tag) = lower(?))");
-        args.push(filter.tag);
-      }
-      if (filter.folder !== undefined) {
-        where.push("lower(folder) = lower(?)");
-        args.push(filter.folder);
-      }
-      if (filter.status !== undefined) {
-        where.push("status = ?");
-        args.push(filter.status);
-      }
-      if (filter.externalId !== undefined) {
-        where.push("external_id = ?");
-        args.push(filter.externalId);
-      }
-      if (filter.state !== undefined) {
-        const state = stateCondition(filter.state.state, filter.state.now);
-        where.push(state.sql);
-        args.push(...state.args);
-      }
-      if (filter.q !== undefined && filter.q !== "") {
-        // SQLite's LIKE ignores ASCII case only; the pattern is lower-cased to match lower(column).
-        where.push(`(lower(slug) LIKE ? ESCAPE '\\' OR lower(target) LIKE ? ESCAPE '\\')`);
-        const pattern = likeContains(filter.q);
-        args.push(pattern, pattern);
       }
       args.push(limit + 1);
       // One statement per combination of filters (at most 6 x 2^5), each prepared once.
@@ -202,6 +208,13 @@ export function sqliteLinks(c: SqliteConnection): LinkStore {
       const last = page[page.length - 1];
       const nextCursor = rows.length > limit && last ? encodeCursor({ createdAt: last.createdAt, id: last.id }) : null;
       return { links: page, nextCursor };
+    },
+
+    async countLinks(accountId: string, filter: LinkMatch, max?: number): Promise<number> {
+      const { where, args } = matching(accountId, filter);
+      const sql = `SELECT id FROM links WHERE ${where.join(" AND ")}`;
+      if (max === undefined) return c.st<{ n: number }>(`SELECT count(*) AS n FROM (${sql})`).get(...args)!.n;
+      return c.st<{ n: number }>(`SELECT count(*) AS n FROM (${sql} LIMIT ?)`).get(...args, max)!.n;
     },
 
     async listTagsAndFolders(accountId: string, recentLinks: number): Promise<TagsAndFolders> {
