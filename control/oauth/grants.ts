@@ -159,7 +159,7 @@ export async function revokeToken(deps: Deps, clientId: string, token: string): 
 export type ConnectedApp = Omit<OAuthGrantRecord, "revokedAt" | "accountId">;
 
 export async function listConnectedApps(deps: Deps, accountId: string): Promise<ConnectedApp[]> {
-  return (await deps.store.listOAuthGrants(accountId)).map(({ revokedAt: _, accountId: __, ...app }) => app);
+  return (await deps.store.listOAuthGrants(accountId, deps.now())).map(({ revokedAt: _, accountId: __, ...app }) => app);
 }
 
 /** The dashboard's revoke: 404 for an unknown grant or another account's (no existence leaks). */

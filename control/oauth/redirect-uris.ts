@@ -1,10 +1,15 @@
 /**
  * Which redirect URIs a client may register, and when one asked for matches one registered. Exact string match
  * (OAuth 2.1 §2.3.1), except that a loopback one matches on any port (RFC 8252 §7.3: a native app listens on
- * whatever port is free). Allowed: https; http only to a loopback address; a private-use scheme with a dot in it
- * (RFC 8252 §7.1, `com.example.app:/callback`), which cannot be javascript:, data: or any scheme a browser runs.
+ * whatever port is free). Allowed: https; http only to a loopback address; an application's own scheme (RFC 8252
+ * §7.1 `com.example.app:/callback`, and in practice `cursor://…` or `vscode://…`), never one a browser runs or
+ * reads itself (javascript:, data:, file: …).
  */
 const LOOPBACK_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]"]);
+const BROWSER_SCHEMES = new Set([
+  "javascript:", "data:", "vbscript:", "file:", "blob:", "about:", "filesystem:", "view-source:", "ftp:", "ws:", "wss:", "chrome:", "edge:",
+  "intent:", "jar:", "mailto:", "tel:", "sms:",
+]);
 
 /** Why `uri` cannot be a redirect URI, or null when it can. */
 export function redirectUriProblem(uri: string): string | null {
@@ -20,8 +25,10 @@ export function redirectUriProblem(uri: string): string | null {
   if (u.username !== "" || u.password !== "") return "must not carry a user name or password";
   if (u.protocol === "https:") return u.hostname ? null : "has no host";
   if (u.protocol === "http:") return LOOPBACK_HOSTS.has(u.hostname) ? null : "must use https unless it is a loopback address (localhost, 127.0.0.1, [::1])";
-  if (/^[a-z][a-z0-9+-]*\.[a-z0-9.+-]+:$/.test(u.protocol)) return null;
-  return `scheme ${u.protocol} is not allowed (https, http on loopback, or a private-use scheme such as com.example.app:)`;
+  if (BROWSER_SCHEMES.has(u.protocol) || !/^[a-z][a-z0-9+.-]*:$/.test(u.protocol)) {
+    return `scheme ${u.protocol} is not allowed (https, http on loopback, or an application's own scheme such as com.example.app:)`;
+  }
+  return null;
 }
 
 const isLoopback = (u: URL) => u.protocol === "http:" && LOOPBACK_HOSTS.has(u.hostname);

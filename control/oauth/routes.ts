@@ -75,7 +75,12 @@ function clientIdOf(request: Request, p: TokenParams): string {
   if (basic) {
     const [user, secret] = Buffer.from(basic[1], "base64").toString("utf8").split(":");
     if (secret) throw new OAuthError("invalid_client", "This server issues no client secrets: authenticate with client_id and PKCE");
-    const id = decodeURIComponent(user ?? "");
+    let id: string;
+    try {
+      id = decodeURIComponent(user ?? "");
+    } catch {
+      throw new OAuthError("invalid_client", "The Basic credentials are not URL-encoded as RFC 6749 §2.3.1 asks");
+    }
     if (p("client_id") !== null && p("client_id") !== id) throw new OAuthError("invalid_client", "Two different client_ids were sent");
     if (id) return id;
   }

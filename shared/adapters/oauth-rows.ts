@@ -63,6 +63,9 @@ export const REFRESH_SELECT = `SELECT r.token_hash AS "tokenHash", r.grant_id AS
   g.client_name AS "g_clientName", g.scopes AS "g_scopes", g.resource AS "g_resource", g.created_at AS "g_createdAt",
   g.last_used_at AS "g_lastUsedAt", g.revoked_at AS "g_revokedAt"
   FROM oauth_refresh_tokens r JOIN oauth_grants g ON g.id = r.grant_id`;
+/** A grant is in use while one of its refresh tokens can still be exchanged. */
+export const GRANT_IN_USE = `revoked_at IS NULL AND EXISTS (SELECT 1 FROM oauth_refresh_tokens r
+  WHERE r.grant_id = oauth_grants.id AND r.used_at IS NULL AND r.expires_at > $NOW)`;
 export const ACCESS_SELECT = `SELECT a.token_hash AS "tokenHash", a.grant_id AS "grantId", a.scopes, a.created_at AS "createdAt",
   a.expires_at AS "expiresAt", g.account_id AS "accountId", g.client_id AS "clientId", g.resource, g.revoked_at AS "grantRevokedAt"
   FROM oauth_access_tokens a JOIN oauth_grants g ON g.id = a.grant_id`;

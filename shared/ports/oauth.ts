@@ -93,8 +93,8 @@ export interface OAuthStore {
   /** The grant with its first refresh and access tokens, in one transaction. */
   createOAuthGrant(grant: OAuthGrantRecord, refresh: RefreshTokenRecord, access: AccessTokenRecord): Promise<void>;
   getOAuthGrant(id: string): Promise<OAuthGrantRecord | null>;
-  /** The account's grants not revoked, newest first. */
-  listOAuthGrants(accountId: string): Promise<OAuthGrantRecord[]>;
+  /** The account's grants still in use at `now` (not revoked, with a refresh token not spent nor expired), newest first. */
+  listOAuthGrants(accountId: string, now: number): Promise<OAuthGrantRecord[]>;
   /** Revokes the grant (of that account, when one is given); the grant, or null when unknown or another account's. */
   revokeOAuthGrant(id: string, at: number, accountId?: string): Promise<OAuthGrantRecord | null>;
   touchOAuthGrant(id: string, at: number): Promise<void>;

@@ -281,7 +281,7 @@ describe("connected applications", () => {
     const { exchange } = await freshCode();
     const t = (await exchange()).body;
     const ownerId = (await cp.account("owner@example.com")).id;
-    const [grant] = await cp.deps.store.listOAuthGrants(ownerId);
+    const [grant] = await cp.deps.store.listOAuthGrants(ownerId, cp.clock.now());
     const other = await visitorOf("other@example.com");
     expect((await other.get("/dashboard/apps")).html).not.toContain(grant!.id);
     const csrf = csrfOf((await other.get("/dashboard/apps")).html);

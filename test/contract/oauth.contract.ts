@@ -73,13 +73,25 @@ export function runOAuthContract(name: string, make: () => Promise<Store>, clean
       const b = await ctx.newAccount();
       const older = (await newGrant(a, { createdAt: T0 })).grant;
       const newer = (await newGrant(a, { createdAt: T0 + 5 })).grant;
-      expect((await ctx.store.listOAuthGrants(a)).map((g) => g.id)).toEqual([newer.id, older.id]);
-      expect(await ctx.store.listOAuthGrants(b)).toEqual([]);
+      expect((await ctx.store.listOAuthGrants(a, T0)).map((g) => g.id)).toEqual([newer.id, older.id]);
+      expect(await ctx.store.listOAuthGrants(b, T0)).toEqual([]);
       expect(await ctx.store.revokeOAuthGrant(older.id, T0 + 9, b)).toBeNull();
       expect((await ctx.store.revokeOAuthGrant(older.id, T0 + 9, a))?.revokedAt).toBe(T0 + 9);
       // Revoking again keeps the first time; without an account (the token endpoint's revocations) works too.
       expect((await ctx.store.revokeOAuthGrant(older.id, T0 + 20))?.revokedAt).toBe(T0 + 9);
-      expect((await ctx.store.listOAuthGrants(a)).map((g) => g.id)).toEqual([newer.id]);
+      expect((await ctx.store.listOAuthGrants(a, T0)).map((g) => g.id)).toEqual([newer.id]);
+    });
+
+    test("a grant whose refresh token expired, or was spent without a successor, is no longer listed", async () => {
+      const a = await ctx.newAccount();
+      const live = (await newGrant(a)).grant;
+      const spent = await newGrant(a);
+      await ctx.store.pruneOAuth(0, 0); // nothing expired yet: a no-op
+      expect((await ctx.store.listOAuthGrants(a, T0)).map((g) => g.id).sort()).toEqual([live.id, spent.grant.id].sort());
+      expect(await ctx.store.listOAuthGrants(a, T0 + 1000)).toEqual([]); // both refresh tokens expired
+      // Spent: marked used by a rotation whose successor expires at once.
+      await ctx.store.rotateRefreshToken(spent.refresh.tokenHash, T0 + 1, refreshOf(spent.grant.id, { expiresAt: T0 + 2 }), accessOf(spent.grant.id));
+      expect((await ctx.store.listOAuthGrants(a, T0 + 5)).map((g) => g.id)).toEqual([live.id]);
     });
 
     test("a revoked grant shows on its tokens' lookups", async () => {

@@ -7,15 +7,15 @@ import { redirectUriMatches, redirectUriProblem, redirectWith } from "../../cont
 import { isS256Challenge, pkceMatches } from "../../control/oauth/tokens.ts";
 
 describe("redirect URIs", () => {
-  test("allowed: https, http on loopback, private-use schemes with a dot", () => {
-    for (const ok of ["https://app.example/cb", "http://127.0.0.1:8080/cb", "http://localhost/cb", "http://[::1]:9/cb", "com.example.app:/cb", "cursor.mcp:/oauth"]) {
+  test("allowed: https, http on loopback, an application's own scheme", () => {
+    for (const ok of ["https://app.example/cb", "http://127.0.0.1:8080/cb", "http://localhost/cb", "http://[::1]:9/cb", "com.example.app:/cb", "cursor://anysphere.cursor-mcp/oauth/callback", "vscode://vscode.github-authentication/did-authenticate"]) {
       expect([ok, redirectUriProblem(ok)]).toEqual([ok, null]);
     }
   });
 
-  test("refused: http elsewhere, scripts and data, fragments, credentials, spaces, relative", () => {
+  test("refused: http elsewhere, schemes a browser runs or reads, fragments, credentials, spaces, relative", () => {
     for (const bad of ["http://app.example/cb", "javascript:alert(1)", "data:text/html,x", "file:///etc/passwd", "https://app.example/cb#x",
-      "https://user:pw@app.example/cb", "https://app.example/c b", "/relative", "vbscript:x", "http://127.0.0.1.evil.example/cb"]) {
+      "https://user:pw@app.example/cb", "https://app.example/c b", "/relative", "vbscript:x", "http://127.0.0.1.evil.example/cb", "blob:https://app.example/x", "about:blank", "ws://127.0.0.1/cb"]) {
       expect([bad, typeof redirectUriProblem(bad)]).toEqual([bad, "string"]);
     }
   });

@@ -3,7 +3,7 @@ import type {
   AccessTokenRecord, AuthorizationCodeRecord, OAuthClientRecord, OAuthGrantRecord, OAuthStore, RefreshTokenRecord,
 } from "../../ports/oauth.ts";
 import {
-  ACCESS_SELECT, accessOf, CLIENT_COLUMNS, clientOf, CODE_COLUMNS, codeOf, GRANT_COLUMNS, grantOf, joinScopes, oauthDdl, REFRESH_SELECT,
+  ACCESS_SELECT, accessOf, CLIENT_COLUMNS, clientOf, CODE_COLUMNS, codeOf, GRANT_COLUMNS, GRANT_IN_USE, grantOf, joinScopes, oauthDdl, REFRESH_SELECT,
   refreshOf, type ClientRow, type RefreshRow,
 } from "../oauth-rows.ts";
 import type { PostgresConnection } from "./connection.ts";
@@ -80,10 +80,11 @@ export function postgresOAuth(c: PostgresConnection): OAuthStore {
       return c.run(async () => one(await c.sql<Row<OAuthGrantRecord>[]>`SELECT ${unsafe(GRANT_COLUMNS)} FROM oauth_grants WHERE id = ${id}`, grantOf));
     },
 
-    listOAuthGrants(accountId: string) {
+    listOAuthGrants(accountId: string, now: number) {
+      const [inUse, afterNow] = GRANT_IN_USE.split("$NOW");
       return c.run(async () =>
         (await c.sql<Row<OAuthGrantRecord>[]>`
-          SELECT ${unsafe(GRANT_COLUMNS)} FROM oauth_grants WHERE account_id = ${accountId} AND revoked_at IS NULL
+          SELECT ${unsafe(GRANT_COLUMNS)} FROM oauth_grants WHERE account_id = ${accountId} AND ${unsafe(inUse!)}${now}${unsafe(afterNow!)}
           ORDER BY created_at DESC, id DESC`).map(grantOf));
     },
 

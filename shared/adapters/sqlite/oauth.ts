@@ -3,7 +3,7 @@ import type {
   AccessTokenRecord, AuthorizationCodeRecord, OAuthClientRecord, OAuthGrantRecord, OAuthStore, RefreshTokenRecord,
 } from "../../ports/oauth.ts";
 import {
-  ACCESS_SELECT, accessOf, CLIENT_COLUMNS, clientOf, CODE_COLUMNS, codeOf, GRANT_COLUMNS, grantOf, joinScopes, oauthDdl, REFRESH_SELECT,
+  ACCESS_SELECT, accessOf, CLIENT_COLUMNS, clientOf, CODE_COLUMNS, codeOf, GRANT_COLUMNS, GRANT_IN_USE, grantOf, joinScopes, oauthDdl, REFRESH_SELECT,
   refreshOf, type ClientRow, type RefreshRow,
 } from "../oauth-rows.ts";
 import type { SqliteConnection } from "./connection.ts";
@@ -68,10 +68,11 @@ export function sqliteOAuth(c: SqliteConnection): OAuthStore {
       return row ? grantOf(row) : null;
     },
 
-    async listOAuthGrants(accountId: string): Promise<OAuthGrantRecord[]> {
+    async listOAuthGrants(accountId: string, now: number): Promise<OAuthGrantRecord[]> {
       return c.st<Row<OAuthGrantRecord>>(
-        `SELECT ${GRANT_COLUMNS} FROM oauth_grants WHERE account_id = ? AND revoked_at IS NULL ORDER BY created_at DESC, id DESC`,
-      ).all(accountId).map(grantOf);
+        `SELECT ${GRANT_COLUMNS} FROM oauth_grants WHERE account_id = ?1 AND ${GRANT_IN_USE.replace("$NOW", "?2")}
+         ORDER BY created_at DESC, id DESC`,
+      ).all(accountId, now).map(grantOf);
     },
 
     async revokeOAuthGrant(id: string, at: number, accountId?: string): Promise<OAuthGrantRecord | null> {
