@@ -12,7 +12,9 @@ import { Type as T, type Static, type StringOptions, type TSchema } from "@sincl
 import { DEVICE_MATCHES, LinkStatus, listed, RuleKind } from "./enums.ts";
 
 /** An address as input: `format: uri` for clients; checkAddress (link-input.ts) is the rule, http(s) only. */
-const address = (description: string): StringOptions => ({ minLength: 1, maxLength: 2048, format: "uri", description: `${description} (http or https).` });
+const address = (description: string): StringOptions => ({
+  minLength: 1, maxLength: 2048, format: "uri", description: `${description.replace(/\.$/, "")} (http or https).`,
+});
 const Address = (description: string) => T.String(address(description));
 /** A text field that `null` or `""` clears (design §3.2); the description on top, where clients read it. */
 const Clearable = ({ description, ...string }: StringOptions) => T.Union([T.String(string), T.Literal(""), T.Null()], { description });

@@ -153,7 +153,7 @@ describe("routes, documents and hostile input", () => {
     expect(Object.keys(doc.paths["/api/v1/links/{slug}"]).sort()).toEqual(["delete", "get", "patch"]);
     const create = doc.paths["/api/v1/links"].post;
     expect(create.requestBody.content["application/json"].schema.required).toEqual(["url"]);
-    expect(create.responses["201"].content["application/json"].schema.properties.shortUrl).toEqual({ type: "string" });
+    expect(create.responses["201"].content["application/json"].schema.properties.shortUrl).toEqual({ type: "string", format: "uri" });
     expect(create.responses["409"].content["application/problem+json"].schema.required).toEqual(["type", "title", "status", "detail", "code"]);
     expect(doc.paths["/api/v1/links/{slug}"].patch.requestBody.content["application/json"].schema.properties.targetUrl.maxLength).toBe(2048);
     const limit = doc.paths["/api/v1/links"].get.parameters.find((p: { name: string }) => p.name === "limit");
