@@ -1,0 +1,123 @@
+/**
+ * Real MCP clients for the end-to-end tests, run as a person runs them: mcp-remote (the stdio bridge Claude Desktop,
+ * Cursor and others start for a remote server) and the MCP Inspector's CLI, both from node_modules, and the browser
+ * step of an OAuth sign-in driven in Debian's Chromium with playwright-core.
+ *
+ *   const sandbox = clientSandbox();                       // a HOME of its own: tokens, and a browser opener
+ *   const bridge = spawnStdio(mcpRemoteCommand(`${server.url}/mcp`), { env: sandbox.env });
+ *   const url = await sandbox.nextAuthorizationUrl();      // what mcp-remote asked the browser to open
+ *   await authorizeInBrowser(url, person);                 // sign in, allow; mcp-remote receives the code
+ */
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync, mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { chromium } from "playwright-core";
+import { chromiumExecutable, ensureChromium } from "../setup/chromium.ts";
+import { CHROMIUM_ARGS } from "./browser.ts";
+import { tail } from "./mcp-stdio.ts";
+import { baseEnv, makeTempDir, REPO_ROOT } from "./server.ts";
+
+const BIN = join(REPO_ROOT, "node_modules/.bin");
+const INSPECTOR_TIMEOUT_MS = 30_000;
+const BROWSER_STEP_MS = 30_000;
+const POLL_MS = 50;
+
+/** mcp-remote's command line for `url` with `args` after it, as a client's configuration would start it. */
+export function mcpRemoteCommand(url: string, ...args: string[]): string[] {
+  return [join(BIN, "mcp-remote"), url, ...args];
+}
+
+export interface ClientSandbox {
+  /** The runner's environment (no clink configuration) with HOME, MCP_REMOTE_CONFIG_DIR and the opener set. */
+  readonly env: Record<string, string>;
+  /** The next address mcp-remote handed to the browser opener; rejects after `timeoutMs`. */
+  nextAuthorizationUrl(timeoutMs?: number): Promise<string>;
+  /** The access token mcp-remote stored after a sign-in, or null. */
+  storedAccessToken(): string | null;
+  remove(): void;
+}
+
+/**
+ * A home directory of its own, so runs share no tokens: mcp-remote keeps them under MCP_REMOTE_CONFIG_DIR (default
+ * ~/.mcp-auth), the Inspector under ~/.mcp-inspector. mcp-remote opens the browser with the `open` package, whose
+ * bundled xdg-open runs $BROWSER on a machine without a desktop, then tries xdg-open and x-www-browser from PATH:
+ * all of them are a script that writes the address to a file for the test instead.
+ */
+export function clientSandbox(): ClientSandbox {
+  const home = makeTempDir("mcp-client");
+  const bin = join(home, "bin");
+  const opened = join(home, "opened.txt");
+  const configDir = join(home, ".mcp-auth");
+  mkdirSync(bin);
+  const opener = join(bin, "xdg-open");
+  writeFileSync(opener, `#!/bin/sh\nprintf '%s\\n' "$1" >> '${opened}'\n`, { mode: 0o755 });
+  writeFileSync(join(bin, "x-www-browser"), readFileSync(opener), { mode: 0o755 });
+  let seen = 0;
+  const env = { ...baseEnv(), HOME: home, MCP_REMOTE_CONFIG_DIR: configDir, BROWSER: opener, PATH: `${bin}:${process.env.PATH}` };
+  delete (env as Record<string, string | undefined>).DISPLAY;
+  return {
+    env,
+    async nextAuthorizationUrl(timeoutMs = BROWSER_STEP_MS) {
+      const deadline = Date.now() + timeoutMs;
+      while (Date.now() < deadline) {
+        const lines = existsSync(opened) ? readFileSync(opened, "utf8").split("\n").filter(Boolean) : [];
+        if (lines.length > seen) return lines[seen++];
+        await Bun.sleep(POLL_MS);
+      }
+      throw new Error(`no browser was opened within ${timeoutMs} ms`);
+    },
+    storedAccessToken() {
+      const dir = join(configDir, "mcp-remote-v1");
+      const file = existsSync(dir) ? readdirSync(dir).find((f) => f.endsWith("_tokens.json")) : undefined;
+      return file ? (JSON.parse(readFileSync(join(dir, file), "utf8")) as { access_token: string }).access_token : null;
+    },
+    remove: () => rmSync(home, { recursive: true, force: true }),
+  };
+}
+
+export interface BrowserSignIn {
+  /** The consent page's text, as the person read it. */
+  consent: string;
+  /** The text of the page the client's redirect URI answered (mcp-remote's own). */
+  done: string;
+}
+
+/**
+ * The person's part of an OAuth sign-in in Chromium: opens `authorizationUrl`, signs in on the dashboard's form
+ * (the request is not signed in yet), reads the consent page and presses Allow; resolves once the browser has
+ * reached the client's redirect URI. Chromium is installed when missing (test/setup/chromium.ts).
+ */
+export async function authorizeInBrowser(authorizationUrl: string, person: { email: string; password: string }): Promise<BrowserSignIn> {
+  const problem = ensureChromium();
+  if (problem) throw new Error(problem);
+  const redirectUri = new URL(new URL(authorizationUrl).searchParams.get("redirect_uri") ?? "");
+  const browser = await chromium.launch({ executablePath: chromiumExecutable(), args: CHROMIUM_ARGS, timeout: BROWSER_STEP_MS });
+  try {
+    const page = await browser.newPage();
+    page.setDefaultTimeout(BROWSER_STEP_MS);
+    await page.goto(authorizationUrl);
+    await page.getByLabel("Email").fill(person.email);
+    await page.getByLabel("Password").fill(person.password);
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.getByRole("heading", { name: /^Connect/ }).waitFor();
+    const consent = await page.locator("main").innerText();
+    await page.getByRole("button", { name: "Allow" }).click();
+    await page.waitForURL((u) => u.origin === redirectUri.origin && u.pathname === redirectUri.pathname);
+    await page.waitForLoadState();
+    return { consent, done: await page.locator("body").innerText() };
+  } finally {
+    await browser.close();
+  }
+}
+
+/**
+ * `mcp-inspector --cli <args> --format json`: the Inspector's CLI, one method per run; resolves to its JSON answer,
+ * or rejects with its output when it exits with an error or runs longer than 30 s.
+ */
+export async function inspectorCli(args: string[], env: Record<string, string>): Promise<any> {
+  const proc = Bun.spawn([join(BIN, "mcp-inspector"), "--cli", ...args, "--format", "json"], { cwd: REPO_ROOT, env, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+  const timer = setTimeout(() => proc.kill("SIGKILL"), INSPECTOR_TIMEOUT_MS);
+  const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  clearTimeout(timer);
+  if (code !== 0) throw new Error(`the Inspector CLI exited with code ${code}\n--- stderr ---\n${tail(stderr)}\n--- stdout ---\n${tail(stdout)}`);
+  return JSON.parse(stdout);
+}
