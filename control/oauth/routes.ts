@@ -20,7 +20,7 @@ import { readBodyUpTo } from "../../shared/net/body.ts";
 import type { Deps } from "../deps.ts";
 import { errorPage } from "../dashboard/layout.ts";
 import { clientIp } from "../http/client-ip.ts";
-import { parseJsonBody } from "../http/errors.ts";
+import { methodNotAllowed, parseJsonBody } from "../http/errors.ts";
 import { checkAuthorizationRequest } from "./authorize.ts";
 import { registerClient, registrationResponse } from "./clients.ts";
 import { OAuthError } from "./errors.ts";
@@ -133,6 +133,8 @@ async function authorize(deps: Deps, request: Request): Promise<Response> {
 
 const notFound = () => problemResponse(new AppError("not_found", "No such OAuth or well-known resource"), CORS);
 const preflight = () => new Response(null, { status: 204, headers: CORS });
+/** An endpoint asked with another method: its CORS preflight, or 405 naming the one it answers. */
+const only = (allow: string) => ({ request }: { request: Request }) => (request.method === "OPTIONS" ? preflight() : methodNotAllowed(allow));
 
 export function oauthRoutes(deps: Deps) {
   const base = deps.config.baseUrl;
@@ -156,6 +158,10 @@ export function oauthRoutes(deps: Deps) {
     .post("/oauth/token", ({ request }) => oauthEndpoint(() => token(deps, request)))
     .post("/oauth/revoke", ({ request }) => oauthEndpoint(() => revoke(deps, request)))
     .options("/oauth/*", preflight)
+    .all("/oauth/authorize", only("GET"))
+    .all("/oauth/token", only("POST"))
+    .all("/oauth/register", only("POST"))
+    .all("/oauth/revoke", only("POST"))
     .all("/oauth/*", notFound)
     .all("/.well-known/*", notFound);
 }

@@ -225,6 +225,7 @@ describe("tokens", () => {
       [{ grant_type: "authorization_code", code: "c", code_verifier: "v" }, {}, 401, "invalid_client"],
       [{ grant_type: "authorization_code", code: "c", code_verifier: "v" }, { authorization: `Basic ${btoa("clid_x:secret")}` }, 401, "invalid_client"],
       [{ grant_type: "authorization_code", client_id: "clid_x", code_verifier: "v" }, {}, 400, "invalid_request"],
+      [{ grant_type: "authorization_code", code: "c", code_verifier: "v" }, { authorization: `Basic ${btoa("%E0%A4%A:")}` }, 401, "invalid_client"],
       [{ grant_type: "authorization_code", client_id: "clid_x", code: "c" }, {}, 400, "invalid_request"],
       [{ grant_type: "refresh_token", client_id: "clid_x" }, {}, 400, "invalid_request"],
       [{ grant_type: "refresh_token", client_id: "clid_x", refresh_token: "clr_nope" }, {}, 400, "invalid_grant"],
@@ -237,6 +238,11 @@ describe("tokens", () => {
     expect([json.status, (await jsonOf(json)).error]).toEqual([400, "invalid_request"]);
     const twice = await cp.request("POST", "/oauth/token", { body: "grant_type=refresh_token&grant_type=refresh_token&client_id=x", headers: { "content-type": "application/x-www-form-urlencoded" } });
     expect((await jsonOf(twice)).error).toBe("invalid_request");
+    for (const [method, path, allow] of [["GET", "/oauth/token", "POST"], ["PUT", "/oauth/register", "POST"], ["POST", "/oauth/authorize", "GET"], ["GET", "/oauth/revoke", "POST"]]) {
+      const r = await cp.request(method!, path!);
+      expect([method, path, r.headers.get("allow")]).toEqual([method, path, allow]);
+      await problemOf(r, 405, "method_not_allowed");
+    }
     const big = await cp.request("POST", "/oauth/token", { body: "x=".padEnd(70_000, "a"), headers: { "content-type": "application/x-www-form-urlencoded" } });
     await problemOf(big, 413, "payload_too_large");
   });
