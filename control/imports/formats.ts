@@ -1,7 +1,7 @@
 /**
  * The sources an import reads, declared once: which column of each source's export holds which part of a link.
  * Headers are compared normalised (lower case, letters and digits only), so `Long URL`, `long_url` and `longUrl`
- * are one column. Every alias here comes from the source's own export (docs/imports.md names where).
+ * are one column. Every alias here comes from the source's own export or API (docs/imports.md names where).
  */
 import { createHash } from "node:crypto";
 import { AppError } from "../../shared/errors.ts";
@@ -12,7 +12,10 @@ export type ImportField = (typeof IMPORT_FIELDS)[number];
 
 export interface SourceFormat {
   label: string;
-  /** Accepted column names per field, normalised, first match wins. */
+  /**
+   * Accepted column names per field, normalised. A row's value is the first of these columns whose cell is not
+   * empty (Bitly: the custom back-half when the link has one, else the bitlink).
+   */
   columns: Partial<Record<ImportField, readonly string[]>>;
   /** Columns whose values, joined with "/", name the link when there is no `id` column (Shlink: domain + short code). */
   idFrom?: readonly string[];
@@ -20,15 +23,23 @@ export interface SourceFormat {
   tagSeparator: RegExp;
   /** Prefix of the externalId (`bitly:…`): a re-import of the same source finds its links again. */
   prefix: string;
+  /**
+   * The source's API answers as JSON: the key holding the list of link objects (Kutt `data`, Bitly `links`); a file
+   * may hold several answers (pages) one after another. The objects' keys are the columns.
+   */
+  jsonList?: string;
 }
 
 export const SOURCE_FORMATS = {
-  // Bitly's links export (web app "Export" and the API's links_list CSV): id, link, long_url, title, created_at, tags.
+  // Bitly, two ways. The web app's export (Links, Export: a CSV by e-mail) has `Link` (the bitlink), `Custom Link`
+  // (the custom back-half, when there is one) and `Destination URL`, with title, date and tags columns beside them.
+  // The API's GET /v4/groups/{group_guid}/bitlinks answers `{"links":[...],"pagination":{...}}`, each link with id
+  // (`bit.ly/abc`), link, custom_bitlinks (a list), long_url, title, created_at (`2020-10-26T17:20:40+0000`), tags.
   bitly: {
-    label: "Bitly CSV export",
+    label: "Bitly export (CSV, or the API's bitlinks JSON)",
     columns: {
       url: ["longurl", "destinationurl"],
-      slug: ["link", "bitlink", "shortlink", "shorturl"],
+      slug: ["customlink", "custombitlinks", "link", "bitlink", "shortlink", "shorturl"],
       title: ["title"],
       tags: ["tags"],
       createdAt: ["createdat", "created", "datecreated", "creationdate"],
@@ -38,6 +49,7 @@ export const SOURCE_FORMATS = {
     idFrom: ["link", "bitlink"],
     tagSeparator: /,/,
     prefix: "bitly",
+    jsonList: "links",
   },
   // Shlink's web client export: createdAt, domain, shortCode, shortUrl, longUrl, title, tags (joined by |), visits.
   shlink: {
@@ -54,9 +66,12 @@ export const SOURCE_FORMATS = {
     tagSeparator: /\|/,
     prefix: "shlink",
   },
-  // Kutt's link objects (API list or a CSV of them): id, address, target, description, visit_count, created_at.
+  // Kutt has no export file: its API's GET /api/v2/links answers `{"limit","skip","total","data":[...]}`, 50 links at
+  // most a page, each with id (a UUID), address (the slug), description, target, visit_count, created_at, domain,
+  // link (server/utils/utils.js sanitize.link, server/queries/link.queries.js). Pages saved one after another, or a
+  // CSV of the same fields, are read too.
   kutt: {
-    label: "Kutt export (JSON or CSV)",
+    label: "Kutt links (its API's JSON, or a CSV of the same fields)",
     columns: {
       url: ["target"],
       slug: ["address"],
@@ -69,6 +84,7 @@ export const SOURCE_FORMATS = {
     idFrom: ["address"],
     tagSeparator: /,/,
     prefix: "kutt",
+    jsonList: "data",
   },
   // YOURLS's url table as its export plugins and a database dump give it: keyword, url, title, timestamp, ip, clicks.
   yourls: {
@@ -104,20 +120,16 @@ export function formatWithMapping(base: SourceFormat, mapping: Record<string, un
   return { ...base, columns, idFrom: columns.id ? undefined : columns.slug ?? columns.url };
 }
 
-/** Where each field is in this header (column indexes), or missing_header when the destination column is absent. */
-export function resolveColumns(format: SourceFormat, header: string[]): { at: Partial<Record<ImportField, number>>; idAt: number[] } {
+/**
+ * Where each field is in this header (its columns' indexes, in the order of the format's aliases), or
+ * missing_header when no destination column is there.
+ */
+export function resolveColumns(format: SourceFormat, header: string[]): { at: Partial<Record<ImportField, number[]>>; idAt: number[] } {
   const names = header.map(normaliseHeader);
-  const find = (aliases: readonly string[] | undefined) => {
-    for (const a of aliases ?? []) {
-      const i = names.indexOf(a);
-      if (i >= 0) return i;
-    }
-    return undefined;
-  };
-  const at: Partial<Record<ImportField, number>> = {};
+  const at: Partial<Record<ImportField, number[]>> = {};
   for (const f of IMPORT_FIELDS) {
-    const i = find(format.columns[f]);
-    if (i !== undefined) at[f] = i;
+    const found = (format.columns[f] ?? []).map((a) => names.indexOf(a)).filter((i) => i >= 0);
+    if (found.length) at[f] = found;
   }
   if (at.url === undefined) {
     throw new AppError("missing_header", `The first row must be the export's header, with a destination column (${(format.columns.url ?? []).join(" or ")}); it has: ${header.slice(0, 20).join(", ").slice(0, 300)}`);
@@ -126,9 +138,12 @@ export function resolveColumns(format: SourceFormat, header: string[]): { at: Pa
   return { at, idAt };
 }
 
-/** A slug from a cell that may hold the whole short address (`https://bit.ly/abc`, `bit.ly/abc`): its last segment. */
+/**
+ * A slug from a cell that may hold the whole short address (`https://bit.ly/abc`, `bit.ly/abc`): its last segment.
+ * Of a list (Bitly's custom_bitlinks, joined by commas), the first.
+ */
 export function slugFromCell(cell: string): string {
-  const v = cell.trim().replace(/[?#].*$/, "").replace(/\/+$/, "");
+  const v = cell.split(",")[0]!.trim().replace(/[?#].*$/, "").replace(/\/+$/, "");
   return v.includes("/") ? v.slice(v.lastIndexOf("/") + 1) : v;
 }
 

@@ -64,7 +64,13 @@ function inputContext(deps: Deps): InputContext {
 
 /** One row as a candidate, or the report of why it cannot be one. */
 function candidateOf(format: SourceFormat, cols: ReturnType<typeof resolveColumns>, r: FileRow, ctx: InputContext): Candidate | ImportRowReport {
-  const get = (f: ImportField) => (cols.at[f] === undefined ? "" : (r.cells[cols.at[f]!] ?? "").trim());
+  const get = (f: ImportField) => {
+    for (const i of cols.at[f] ?? []) {
+      const v = (r.cells[i] ?? "").trim();
+      if (v) return v;
+    }
+    return "";
+  };
   const url = get("url");
   if (!url) return report(r.row, "failed", "missing_url", "The destination cell is empty");
   const slugCell = get("slug");

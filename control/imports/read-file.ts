@@ -1,10 +1,12 @@
 /**
  * An uploaded export as rows of cells: text checked for its encoding first (UTF-8 only, said plainly when it is
  * not), then CSV through csv-parse's streaming parser (quotes, embedded line breaks and commas as RFC 4180 has
- * them, never evaluated), or Kutt's JSON. Cells stay text: a cell starting with `=` is data, never a formula.
+ * them, never evaluated), or a source API's JSON (Kutt, Bitly). Cells stay text: a cell starting with `=` is data,
+ * never a formula.
  */
 import { parse } from "csv-parse";
 import { AppError } from "../../shared/errors.ts";
+import type { SourceFormat } from "./formats.ts";
 
 /** The largest file an import takes (issue #25). */
 export const IMPORT_MAX_BYTES = 50 * 1024 * 1024;
@@ -66,16 +68,49 @@ export async function readCsv(text: string): Promise<{ header: string[]; rows: F
   return { header, rows };
 }
 
-/** Kutt's JSON (its API's `{ "data": [...] }` or a bare array of link objects) as a header and rows. */
-export function readKuttJson(text: string): { header: string[]; rows: FileRow[] } {
-  let doc: unknown;
-  try {
-    doc = JSON.parse(text.replace(/^\uFEFF/, ""));
-  } catch {
-    throw new AppError("malformed_file", "The file starts like JSON but is not valid JSON");
+/**
+ * The JSON documents of a text holding one or several one after another (API pages saved by a loop of requests, with
+ * or without white space between): the top-level values, found by their brackets outside strings.
+ */
+function jsonDocuments(text: string): string[] {
+  const docs: string[] = [];
+  let depth = 0;
+  let start = -1;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (inString) {
+      if (c === "\\") i++;
+      else if (c === '"') inString = false;
+    } else if (c === '"') inString = true;
+    else if (c === "{" || c === "[") {
+      if (depth++ === 0) start = i;
+    } else if ((c === "}" || c === "]") && --depth === 0) docs.push(text.slice(start, i + 1));
+    else if (depth === 0 && !/\s/.test(c!)) throw new AppError("malformed_file", "The file starts like JSON but is not valid JSON");
   }
-  const list = Array.isArray(doc) ? doc : (doc as { data?: unknown })?.data;
-  if (!Array.isArray(list)) throw new AppError("missing_header", 'Kutt JSON must be an array of links or { "data": [links] }');
+  if (depth !== 0 || docs.length === 0) throw new AppError("malformed_file", "The file starts like JSON but is not valid JSON");
+  return docs;
+}
+
+/** Whether the file is the source's API JSON rather than CSV. */
+export const isJsonFile = (format: SourceFormat, text: string) => format.jsonList !== undefined && /^\uFEFF?\s*[[{]/.test(text);
+
+/**
+ * A source's API JSON as a header and rows: each document a bare array of link objects or an answer holding them
+ * under `listKey` (Kutt `{"data":[...]}`, Bitly `{"links":[...]}`); the header is every key any object has.
+ */
+export function readJsonLinks(text: string, listKey: string): { header: string[]; rows: FileRow[] } {
+  const list = jsonDocuments(text.replace(/^\uFEFF/, "")).flatMap((raw) => {
+    let doc: unknown;
+    try {
+      doc = JSON.parse(raw);
+    } catch {
+      throw new AppError("malformed_file", "The file starts like JSON but is not valid JSON");
+    }
+    const links = Array.isArray(doc) ? doc : (doc as Record<string, unknown> | null)?.[listKey];
+    if (!Array.isArray(links)) throw new AppError("missing_header", `The JSON must be an array of links or { "${listKey}": [links] }, as the source's API answers`);
+    return links as unknown[];
+  });
   const header = [...new Set(list.flatMap((o) => (o && typeof o === "object" ? Object.keys(o) : [])))];
   const cell = (v: unknown) => (v === null || v === undefined ? "" : Array.isArray(v) ? v.join(",") : typeof v === "object" ? JSON.stringify(v) : String(v));
   const rows = list.map((o, i) => ({ row: i + 2, cells: header.map((h) => cell((o as Record<string, unknown>)?.[h])) }));
@@ -83,8 +118,7 @@ export function readKuttJson(text: string): { header: string[]; rows: FileRow[] 
 }
 
 /** The file as a header and rows, whatever its kind. */
-export async function readImportFile(bytes: Uint8Array, format: string): Promise<{ header: string[]; rows: FileRow[] }> {
+export async function readImportFile(bytes: Uint8Array, format: SourceFormat): Promise<{ header: string[]; rows: FileRow[] }> {
   const text = decodeText(bytes);
-  if (format === "kutt" && /^\uFEFF?\s*[[{]/.test(text)) return readKuttJson(text);
-  return readCsv(text);
+  return isJsonFile(format, text) ? readJsonLinks(text, format.jsonList!) : readCsv(text);
 }

@@ -90,7 +90,7 @@ export class ImportRunner {
     try {
       job.status = "validating";
       await this.save(job);
-      const file = await readImportFile(req.bytes, req.formatName);
+      const file = await readImportFile(req.bytes, req.format);
       job.totalRows = file.rows.length;
       const plan = await planImport(this.deps, caller, req.format, req.onConflict, file, (share) => {
         job.progress = share * PLAN_SHARE;

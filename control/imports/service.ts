@@ -8,7 +8,7 @@ import { RUNNING_IMPORT_STATUSES, type ImportJob } from "../../shared/ports/impo
 import { isoOrNull } from "../../shared/time.ts";
 import type { Caller, Deps } from "../deps.ts";
 import { FORMAT_NAMES, formatWithMapping, isFormatName, resolveColumns, SOURCE_FORMATS, type SourceFormat } from "./formats.ts";
-import { decodeText, IMPORT_MAX_BYTES } from "./read-file.ts";
+import { decodeText, IMPORT_MAX_BYTES, isJsonFile } from "./read-file.ts";
 import { IMPORT_STALE_MS, importRunner } from "./runner.ts";
 
 export const ON_CONFLICT = ["skip", "rename"] as const;
@@ -41,8 +41,8 @@ function formatOf(o: ImportOptions): { name: string; format: SourceFormat } {
 }
 
 /** The header row of a CSV text, cheaply (only the first line matters here; pass 1 reads the file properly). */
-function checkHeader(text: string, name: string, format: SourceFormat): void {
-  if (name === "kutt" && /^\uFEFF?\s*[[{]/.test(text)) return;
+function checkHeader(text: string, format: SourceFormat): void {
+  if (isJsonFile(format, text)) return;
   const first = text.replace(/^\uFEFF/, "").split(/\r?\n/, 1)[0] ?? "";
   if (!first.trim()) throw new AppError("missing_header", "The file is empty: it has no header row");
   const sep = first.includes(",") ? "," : first.includes(";") ? ";" : first.includes("\t") ? "\t" : ",";
@@ -56,7 +56,7 @@ export async function startImport(deps: Deps, caller: Caller, bytes: Uint8Array,
   const onConflict = options.onConflict || "skip";
   if (onConflict !== "skip" && onConflict !== "rename") throw bad("onConflict", "must be skip or rename");
   const fileName = options.fileName ? options.fileName.slice(0, 200) : null;
-  checkHeader(decodeText(bytes), name, format);
+  checkHeader(decodeText(bytes), format);
   const { job, done } = await importRunner(deps).start(caller, { bytes, formatName: name, format, onConflict, fileName });
   return { job: toImportObject(job), done };
 }

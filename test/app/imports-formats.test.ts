@@ -40,6 +40,46 @@ describe("Bitly CSV export", () => {
   });
 });
 
+describe("Bitly's web export and its API's JSON", () => {
+  test("web export: the custom back-half when the link has one, else the bitlink's; Destination URL, title, date, tags", async () => {
+    const { key } = await cp.createKey("bitly-web@example.com");
+    const job = await importToEnd(cp, key, fixture("bitly-web.csv"), { format: "bitly" });
+    expect(job.counts).toEqual({ created: 3, skipped: 0, renamed: 0, failed: 1 });
+    expect(reportsOf(job)).toEqual(["5 failed invalid_url"]);
+    expect(await linkBySlug(cp, key, "spring-sale")).toMatchObject({
+      target: "https://example.com/spring?utm_source=bitly", ogTitle: 'Spring sale, "50%" off', tags: ["launch", "Q1"],
+      createdAt: "2023-03-01T09:30:00.000Z", externalId: "bitly:bit.ly:3aBcDeF",
+    });
+    expect(await linkBySlug(cp, key, "4XyZ9q")).toMatchObject({ target: "https://xn--exmple-cua.com/%C3%BC", ogTitle: "Ünïcödé 日本語", externalId: "bitly:bit.ly:4XyZ9q" });
+    expect(await linkBySlug(cp, key, "formula")).toMatchObject({ ogTitle: '=HYPERLINK("http://evil.test")', tags: ["=cmd|' /C calc'!A0"] });
+  });
+
+  test("the API's bitlinks JSON, two pages saved one after the other: custom bitlink first, tags, dates; again: nothing new", async () => {
+    const { key } = await cp.createKey("bitly-api@example.com");
+    const job = await importToEnd(cp, key, fixture("bitly-api.json"), { format: "bitly" });
+    expect(job).toMatchObject({ status: "done", totalRows: 3 });
+    expect(job.counts).toEqual({ created: 2, skipped: 0, renamed: 0, failed: 1 });
+    expect(reportsOf(job)).toEqual(["4 failed invalid_url"]);
+    expect(await linkBySlug(cp, key, "docs-home")).toMatchObject({
+      target: "https://example.com/docs?ref=bitly", ogTitle: 'Docs — "home"', tags: ["docs", "Q4"], createdAt: "2020-10-26T17:20:40.000Z",
+      externalId: "bitly:bit.ly:3kQpA1b",
+    });
+    expect(await linkBySlug(cp, key, "3zZyXw9")).toMatchObject({ ogTitle: "日本語", tags: [], createdAt: "2021-01-02T03:04:05.000Z" });
+    const again = await importToEnd(cp, key, fixture("bitly-api.json"), { format: "bitly" });
+    expect(again.counts).toEqual({ created: 0, skipped: 2, renamed: 0, failed: 1 });
+  });
+
+  test("JSON that is not the API's answer: the job fails saying why, with nothing written", async () => {
+    const { key } = await cp.createKey("bitly-bad@example.com");
+    const cut = '{"links":[{"id":"bit.ly/a1","link":"https://bit.ly/a1","long_url":"https://example.com/a"}]}{"links":';
+    for (const [body, code] of [['{"data":[]}', "missing_header"], [cut, "malformed_file"], ['{"links":[]} trailing', "malformed_file"]] as const) {
+      const job = await importToEnd(cp, key, body, { format: "bitly" });
+      expect([job.status, job.error?.code, job.counts.created]).toEqual(["failed", code, 0]);
+    }
+    expect((await cp.request("GET", "/api/v1/links/a1", { key })).status).toBe(404);
+  });
+});
+
 describe("Shlink CSV export", () => {
   test("short codes, | separated tags and visits; a data: URL and a non-ASCII short code refused", async () => {
     const { key } = await cp.createKey("shlink@example.com");
@@ -74,6 +114,14 @@ describe("Kutt and YOURLS exports, and any CSV with a mapping", () => {
     expect(job.counts).toEqual({ created: 2, skipped: 0, renamed: 0, failed: 1 });
     expect(reportsOf(job)).toEqual(["4 failed invalid_url"]);
     expect(await linkBySlug(cp, key, "kutt-one")).toMatchObject({ ogTitle: 'First "quoted" link', hits: 5, externalId: "kutt:7b0c9c8e-1f2a-4c3d-9e8f-0a1b2c3d4e5f" });
+  });
+
+  test("Kutt's API pages saved one after another (50 links a page at most): every page's links", async () => {
+    const { key } = await cp.createKey("kutt-pages@example.com");
+    const job = await importToEnd(cp, key, fixture("kutt-pages.json"), { format: "kutt" });
+    expect(job.counts).toEqual({ created: 3, skipped: 0, renamed: 0, failed: 0 });
+    expect(await linkBySlug(cp, key, "page-one-b")).toMatchObject({ target: "https://example.net/1b", ogTitle: "Locked one", hasPassword: false, expiresAt: null });
+    expect(await linkBySlug(cp, key, "page-two")).toMatchObject({ ogTitle: 'Brace } and " inside', hits: 11, createdAt: "2024-02-03T08:00:00.000Z" });
   });
 
   test("YOURLS: keyword, timestamp as UTC or Unix time, clicks; short and reserved keywords renamed on request", async () => {
