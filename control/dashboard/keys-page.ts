@@ -14,7 +14,7 @@ import type { FormCtx, SignedInCtx } from "./session.ts";
 
 interface KeysView {
   keys: ApiKeyView[];
-  created?: { key: string; name: string } | null;
+  created?: { id: string; key: string; name: string } | null;
   error?: FormProblem;
   name?: string;
   /** The boxes ticked when the form is shown again; every scope at first. */
@@ -49,13 +49,15 @@ function postedScopes(form: URLSearchParams): string[] | undefined {
   return form.has(SCOPES_SHOWN) || form.has("scope") ? form.getAll("scope") : undefined;
 }
 
-function newKeyBox(created: { key: string; name: string }): string {
+/** The key made just now, once; with what it may do (its row in `keys`). */
+function newKeyBox(created: { id: string; key: string; name: string }, keys: ApiKeyView[]): string {
+  const scopes = keys.find((k) => k.id === created.id)?.scopes ?? [];
   return `<section class="once" aria-labelledby="new-key-title">
 <h2 id="new-key-title">Your new API key “${esc(created.name)}”</h2>
 <p><strong>Copy it now: you will not see it again.</strong> Only a hash is stored, so it cannot be shown later; if you lose it, revoke it and create another.</p>
 <div class="copyrow"><input id="new-key" class="mono" readonly value="${esc(created.key)}" aria-label="New API key">
 <button type="button" class="btn-primary" data-copy="${esc(created.key)}">Copy</button></div>
-<p class="small muted">Use it as <code>Authorization: Bearer ${esc(created.key.slice(0, 7))}…</code> with the REST API (<code>/api/v1</code>) and the MCP server (<code>/mcp</code>).</p>
+<p class="small muted">Use it as <code>Authorization: Bearer ${esc(created.key.slice(0, 7))}…</code> with the REST API (<code>/api/v1</code>) and the MCP server (<code>/mcp</code>). It may: ${scopes.map((s) => `<code>${s}</code>`).join(" ")}.</p>
 </section>`;
 }
 
@@ -79,7 +81,7 @@ function keysPage(ctx: SignedInCtx, v: KeysView): string {
   const table = v.keys.length
     ? `<table class="responsive"><thead><tr><th>Name</th><th>Key</th><th>Scopes</th><th>Created</th><th>Last used</th><th>Status</th><th><span class="muted">Actions</span></th></tr></thead><tbody>${rows}</tbody></table>`
     : `<p class="muted">No API keys yet.</p>`;
-  const body = `<h1>API keys</h1>${flashBox(v.flash ?? null)}${v.created ? newKeyBox(v.created) : ""}
+  const body = `<h1>API keys</h1>${flashBox(v.flash ?? null)}${v.created ? newKeyBox(v.created, v.keys) : ""}
 <p class="muted">Keys authenticate the REST API and the MCP server. Treat them like passwords. To have your own systems told when links change or are clicked, add <a href="/dashboard/webhooks">webhook endpoints</a>. Assistants you signed in with OAuth are under <a href="/dashboard/apps">Connected applications</a>.</p>
 <form method="post" action="/dashboard/keys" class="card">${csrfField(csrf)}
 ${v.error ? errorSummary(v.error, FIELDS) : ""}

@@ -45,6 +45,7 @@ describe("the keys page", () => {
     expect([posted.status, posted.headers.get("location")]).toEqual([303, "/dashboard/keys"]);
     const page = await v.get("/dashboard/keys");
     const key = shownKey(page.html)!;
+    expect(page.html).toContain("It may: <code>links:read</code> <code>stats:read</code>.</p>");
     expect(rowOf(page.html, "reporting")).toContain(`<td data-label="Scopes"><code>links:read</code> <code>stats:read</code></td>`);
     expect((await cp.request("GET", "/api/v1/links", { key })).status).toBe(200);
     expect((await cp.request("GET", "/api/v1/stats", { key })).status).toBe(200);
