@@ -1,12 +1,13 @@
 /**
  * A TypeBox schema as the compact JSON Schema tools/list publishes. TypeBox spells "string or null" as an anyOf of
  * two schemas and an enumeration as an anyOf of consts; every client and model reads `type: ["string", "null"]`
- * and `enum` alike, for a fraction of the bytes. A subschema used more than once in a tool's schema (a breakdown of
- * each dimension, the link in a list and in a bulk answer) is written once under `$defs` and referred to with
- * `$ref`, in output schemas only: clients validate those with a JSON Schema library, while an input schema is also
- * read field by field by clients and models, some of which do not follow `$ref` (MCP servers with `$defs` in
- * their input schemas have failed to load in Claude Code). Each tool's schemas stay self-contained: clients compile every schema on its own (the SDK Client with
- * Ajv), so a definition cannot be shared between tools. Every rewrite here accepts exactly the same values.
+ * and `enum` alike, for a fraction of the bytes. Every rewrite here accepts exactly the same values.
+ *
+ * In an output schema, a subschema used more than once (an analytics breakdown, one per dimension) is written once
+ * under `$defs` and referred to with `$ref`: clients check outputs with a JSON Schema library (the SDK Client with
+ * Ajv). Input schemas keep every field inline, since clients and models also read them field by field and not all
+ * follow `$ref` (anthropics/claude-code#71807: a server with `$ref`/`$defs` schemas whose tools failed to load).
+ * A definition cannot be shared between tools: clients compile each tool's schemas on their own.
  */
 import type { TSchema } from "@sinclair/typebox";
 

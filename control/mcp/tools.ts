@@ -1,8 +1,8 @@
 /**
  * The ten MCP tools (design §5). Each is a thin call into the service functions REST uses; its input and output
  * JSON Schemas are composed from the TypeBox schemas in shared/schemas.ts, so there is one schema language and one
- * source of truth. Descriptions are the only documentation a model sees: they say what a tool does, what it needs
- * and which error codes to expect.
+ * source of truth (json-schema.ts publishes them compactly). Descriptions are the only documentation a model sees:
+ * a tool's says what it does and which error codes to expect, each property's what it takes.
  */
 import { Type as T, type TSchema } from "@sinclair/typebox";
 import {
@@ -24,7 +24,7 @@ import type { Caller, Deps } from "../deps.ts";
 import { bulkUpdateLinks } from "../links/bulk-change.ts";
 import { BulkChangeResult } from "../links/bulk-schemas.ts";
 import * as links from "../links/service.ts";
-import { StatsToolArgs, StatsToolOutput, STATS_GROUPINGS, statsToolQuery } from "../stats/mcp-input.ts";
+import { StatsToolArgs, StatsToolOutput, statsToolQuery } from "../stats/mcp-input.ts";
 import { getAccountAnalytics, getLinkStatsOrAnalytics } from "../stats/service.ts";
 import { withSharedDefinitions } from "./json-schema.ts";
 
