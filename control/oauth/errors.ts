@@ -6,16 +6,13 @@ export const OAUTH_ERRORS = {
   invalid_request: 400,
   invalid_client: 401,
   invalid_grant: 400,
-  unauthorized_client: 400,
   unsupported_grant_type: 400,
   invalid_scope: 400,
   invalid_target: 400,
-  unsupported_token_type: 400,
   invalid_redirect_uri: 400,
   invalid_client_metadata: 400,
   access_denied: 403,
   unsupported_response_type: 400,
-  temporarily_unavailable: 503,
 } as const;
 
 export type OAuthErrorCode = keyof typeof OAUTH_ERRORS;

@@ -42,14 +42,25 @@ const REGISTRATIONS_PER_HOUR = 60;
 const json = (status: number, body: unknown, headers: Record<string, string> = {}) =>
   new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json", ...CORS, ...headers } });
 
-/** OAuth errors as OAuth JSON; our own (storage down, body too large) as problem+json; both with CORS. */
+/** The OAuth error a client reads in one of our own problems (RFC 6749 §5.2 has no word for storage being down). */
+const OAUTH_WORD_FOR: Partial<Record<string, string>> = {
+  payload_too_large: "invalid_request", unavailable: "temporarily_unavailable", rate_limited: "temporarily_unavailable",
+};
+
+/**
+ * OAuth errors as OAuth JSON. Our own (storage down, body too large, too many registrations) stay problem+json, with
+ * OAuth's `error` and `error_description` as extension members, so an OAuth client reads them too. All with CORS.
+ */
 async function oauthEndpoint(work: () => Promise<Response>): Promise<Response> {
   try {
     return await work();
   } catch (e) {
     if (e instanceof OAuthError) return json(e.status, e.toJson(), NO_STORE);
     if (!(e instanceof AppError)) console.error("oauth endpoint error:", e);
-    return problemResponse(toAppError(e), CORS);
+    const err = toAppError(e);
+    const res = problemResponse(err, { ...CORS, ...NO_STORE });
+    const body = { ...(await res.json()), error: OAUTH_WORD_FOR[err.code] ?? "server_error", error_description: err.message };
+    return new Response(JSON.stringify(body), { status: res.status, headers: res.headers });
   }
 }
 

@@ -244,7 +244,7 @@ describe("tokens", () => {
       await problemOf(r, 405, "method_not_allowed");
     }
     const big = await cp.request("POST", "/oauth/token", { body: "x=".padEnd(70_000, "a"), headers: { "content-type": "application/x-www-form-urlencoded" } });
-    await problemOf(big, 413, "payload_too_large");
+    expect(((await problemOf(big, 413, "payload_too_large")) as { error?: string }).error).toBe("invalid_request");
   });
 
   test("revocation: unknown tokens are fine (RFC 7009), another client's token is invalid_client and stays valid", async () => {
