@@ -206,6 +206,16 @@ describe("tokens", () => {
     expect(next.body.error).toBe("invalid_grant");
   });
 
+  test("the token endpoint prunes expired codes and tokens (at most hourly): a token long expired is gone from the store", async () => {
+    const { exchange } = await freshCode();
+    const old = (await exchange()).body;
+    const hashOfOld = new Bun.CryptoHasher("sha256").update(old.access_token).digest("hex");
+    expect(await cp.deps.store.findAccessToken(hashOfOld)).not.toBeNull();
+    cp.clock.advance(2 * 3_600_000);
+    await (await freshCode()).exchange();
+    expect(await cp.deps.store.findAccessToken(hashOfOld)).toBeNull();
+  });
+
   test("a refresh may narrow the scopes, never widen them; it is only for its client and resource", async () => {
     const { clientId, exchange } = await freshCode({ scope: "links:read" });
     const t = (await exchange()).body;
