@@ -1,5 +1,6 @@
 /**
- * API keys: `ck_…` keys shown once, stored as SHA-256 hashes with a display prefix (design §6, §8).
+ * API keys: `ck_…` keys shown once, stored as SHA-256 hashes with a display prefix (design §6, §8), each with the
+ * scopes it was made with (issue #23), fixed for its life.
  * `authenticate` turns an Authorization header into a Caller; a short in-process cache keeps the hot
  * API path off storage, and revocations clear it everywhere through HotState pub/sub.
  */
@@ -41,7 +42,7 @@ const SCOPES_MESSAGE = `must list one or more of ${listed(SCOPES)}`;
  * The scopes a new key is given: every scope when none are named (undefined), else the named ones, each known and
  * at least one, in the vocabulary's order without repeats. Problems are reported at /scopes and /scopes/{i}.
  */
-export function parseKeyScopes(raw: unknown): { scopes: Scope[] } | { errors: FieldError[] } {
+function parseKeyScopes(raw: unknown): { scopes: Scope[] } | { errors: FieldError[] } {
   if (raw === undefined) return { scopes: [...ALL_SCOPES] };
   if (!Array.isArray(raw) || raw.length === 0) return { errors: [{ path: "/scopes", message: SCOPES_MESSAGE }] };
   const errors = raw.flatMap((s, i) => (isOneOf(SCOPES, s) ? [] : [{ path: `/scopes/${i}`, message: `${JSON.stringify(s)} is not a scope: use ${listed(SCOPES)}` }]));
