@@ -54,8 +54,8 @@ export function grantedScopes(asked: string | null, registered: Scope[] | null):
 
 /** Checks an authorization request's parameters (query of GET /oauth/authorize, or the consent form). */
 export async function checkAuthorizationRequest(deps: Deps, params: URLSearchParams): Promise<AuthorizeCheck> {
-  for (const name of AUTHORIZE_PARAMS) {
-    if (params.getAll(name).length > 1 && (name === "client_id" || name === "redirect_uri")) return { ok: false, page: `The request has more than one ${name}.` };
+  for (const name of ["client_id", "redirect_uri"]) {
+    if (params.getAll(name).length > 1) return { ok: false, page: `The request has more than one ${name}.` };
   }
   const clientId = params.get("client_id");
   if (!clientId) return { ok: false, page: "The application did not say who it is (no client_id)." };

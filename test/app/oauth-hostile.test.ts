@@ -129,6 +129,13 @@ describe("the authorization request", () => {
       const r = await location(params);
       expect([r.status, r.location]).toEqual([400, null]);
     }
+    // Two client_ids or two redirect URIs: which one would be meant is unknown, so nothing is sent anywhere.
+    const clientId = (await oauth.register()).body.client_id;
+    const { params } = oauth.authorizationParams(clientId);
+    for (const extra of [`&client_id=${clientId}`, `&redirect_uri=${encodeURIComponent("https://evil.example/cb")}`]) {
+      const r = await owner.get(`/oauth/authorize?${new URLSearchParams(params)}${extra}`);
+      expect([extra, r.status, r.headers.get("location")]).toEqual([extra, 400, null]);
+    }
   });
 
   test("the consent form needs the session's CSRF token and our origin: a forged post issues no code", async () => {
