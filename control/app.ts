@@ -16,6 +16,7 @@ import { oauthRoutes } from "./oauth/routes.ts";
 import { AccessTokens } from "./oauth/verifier.ts";
 import { statsRoutes } from "./stats/routes.ts";
 import { webhookRoutes } from "./webhooks/routes.ts";
+import { domainRoutes, tlsAskRoutes } from "./domains/routes.ts";
 
 export interface ControlPlane {
   app: Elysia;
@@ -31,7 +32,8 @@ export function buildControlPlane(deps: Deps): ControlPlane {
     .use(openapiPlugin(deps.config.baseUrl))
     .get("/api/v1/docs", () => docsPage(deps.config.baseUrl), { detail: { hide: true } })
     .get("/", () => Response.redirect("/dashboard", 302))
-    .group("/api/v1", (g) => g.use(linkExportRoutes(deps, api)).use(linkBulkRoutes(deps, api)).use(linkRoutes(deps, api)).use(linkQrRoutes(deps, api)).use(statsRoutes(deps, api)).use(importRoutes(deps, api)).use(webhookRoutes(deps, api)))
+    .group("/api/v1", (g) => g.use(linkExportRoutes(deps, api)).use(linkBulkRoutes(deps, api)).use(linkRoutes(deps, api)).use(linkQrRoutes(deps, api)).use(statsRoutes(deps, api)).use(importRoutes(deps, api)).use(webhookRoutes(deps, api)).use(domainRoutes(deps, api)))
+    .use(tlsAskRoutes(deps))
     .use(mcpRoutes(deps, api))
     .use(oauthRoutes(deps))
     .use(dashboardRoutes(deps, auth));

@@ -3,6 +3,7 @@ import type { Config } from "../shared/config.ts";
 import type { Scope } from "../shared/enums.ts";
 import type { HotState, Store } from "../shared/ports.ts";
 import type { ResolveHost } from "../shared/webhooks/ssrf.ts";
+import type { DomainChecks } from "./domains/checks.ts";
 
 export interface Deps {
   config: Config;
@@ -11,6 +12,8 @@ export interface Deps {
   now: () => number;
   /** How webhook targets' hosts are resolved when a link sets one: the system's DNS unless a test gives its own. */
   resolveHost?: ResolveHost;
+  /** How custom domains are checked (DNS resolver, HTTP port): the system's unless a test gives its own. */
+  domainChecks?: DomainChecks;
 }
 
 /** The authenticated caller, as REST, MCP and the dashboard all resolve it. */

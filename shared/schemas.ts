@@ -35,11 +35,15 @@ export const CreateLinkInput = T.Object(
       pattern: SLUG_PATTERN,
       description: "Custom slug, case-sensitive; not a reserved word (api, mcp, dashboard, …) nor starting ext_. Random 7 characters when omitted.",
     })),
+    domain: T.Optional(T.String({
+      maxLength: 300,
+      description: "A verified custom domain of yours (such as go.example.com) to put the link on; slugs are unique per domain. The base domain when omitted or empty.",
+    })),
   },
   { additionalProperties: false, title: "CreateLinkInput" },
 ) as TObject<Record<string, TSchema>>;
 /** Validated create input; field values are judged further by link-input.ts. */
-export type CreateLinkInput = { url: string; slug?: string; externalId?: string | null } & Record<string, unknown>;
+export type CreateLinkInput = { url: string; slug?: string; externalId?: string | null; domain?: string } & Record<string, unknown>;
 
 export const UpdateLinkInput = T.Object(inputProperties("update"), { additionalProperties: false, title: "UpdateLinkInput" });
 export type UpdateLinkInput = { targetUrl?: string } & Record<string, unknown>;

@@ -16,6 +16,7 @@ import { checkWebhookTarget } from "../../shared/webhooks/ssrf.ts";
 import type { LinkFilter } from "../../shared/ports.ts";
 import type { Caller, Deps } from "../deps.ts";
 import { eventsWritten, linkEventsFor } from "../webhooks/events.ts";
+import { findOnOwnDomains, linkDomainOf, shortBaseOf } from "../domains/service.ts";
 
 export const BULK_MAX = 500;
 
@@ -75,16 +76,17 @@ type PreparedLink = { record: LinkRecord; customSlug: boolean; changes: LinkChan
 function prepareCreate(deps: Deps, caller: Caller, raw: unknown): PreparedLink | Promise<PreparedLink> {
   const { input, changes } = validateLinkInput<CreateLinkInput>("create", raw, inputContext(deps));
   const slug = input.slug !== undefined ? checkSlug(input.slug) : randomSlug();
-  const finish = (passwordHash: string | null | undefined): PreparedLink => {
-    const identity = { id: newId(), accountId: caller.accountId, domain: deps.config.defaultDomain, slug, target: changes.target!, createdAt: deps.now() };
+  const finish = (passwordHash: string | null | undefined, domain = deps.config.defaultDomain): PreparedLink => {
+    const identity = { id: newId(), accountId: caller.accountId, domain, slug, target: changes.target!, createdAt: deps.now() };
     const record = applyChanges(newLinkRecord(identity), changes, passwordHash);
     checkSchedule(record);
     return { record, customSlug: input.slug !== undefined, changes, passwordHash };
   };
-  if (!changes.webhookUrl && !changes.password) return finish(changes.password);
+  if (!changes.webhookUrl && !changes.password && !input.domain) return finish(changes.password);
   return (async () => {
+    const domain = await linkDomainOf(deps, caller, input.domain);
     await assertWebhookAllowed(deps, caller, changes.webhookUrl);
-    return finish(changes.password ? await hashPassword(caller.accountId, changes.password) : changes.password);
+    return finish(changes.password ? await hashPassword(caller.accountId, changes.password) : changes.password, domain);
   })();
 }
 
@@ -137,11 +139,11 @@ export const EXTERNAL_ID_PREFIX = "ext_";
  * the reserved block counts as served, so the state says limit_reached when the link answers 410).
  */
 async function view(deps: Deps, link: LinkRecord): Promise<LinkObject> {
-  if (link.maxHits === null) return toLinkObject(link, deps.config.baseUrl, deps.now());
+  if (link.maxHits === null) return toLinkObject(link, shortBaseOf(deps, link), deps.now());
   const counted = await deps.hot.peekHits(link.id).catch(() => null);
   const stored = counted === null ? await deps.store.storedHits(link.id).catch(() => null) : null;
   const hits = counted ?? Math.max(link.hits, stored?.reserved ?? 0);
-  return toLinkObject(link, deps.config.baseUrl, deps.now(), hits);
+  return toLinkObject(link, shortBaseOf(deps, link), deps.now(), hits);
 }
 
 /** The caller's link with this externalId, or null. */
@@ -203,7 +205,7 @@ export async function bulkCreateLinks(deps: Deps, caller: Caller, rows: unknown[
   const prepared: { index: number; row: PreparedLink }[] = [];
   const failed = (index: number, e: unknown) => (results[index] = { index, ok: false, error: toAppError(e).toProblem() });
   const succeeded = (index: number, r: LinkRecord, action: "created" | "updated") =>
-    (results[index] = { index, ok: true, slug: r.slug, shortUrl: `${deps.config.baseUrl}/${r.slug}`, target: r.target, action });
+    (results[index] = { index, ok: true, slug: r.slug, shortUrl: `${shortBaseOf(deps, r)}/${r.slug}`, target: r.target, action });
   const pending: Promise<void>[] = [];
   rows.forEach((raw, index) => {
     try {
@@ -220,7 +222,7 @@ export async function bulkCreateLinks(deps: Deps, caller: Caller, rows: unknown[
   // Two rows asking for the same custom slug or externalId: the first wins, as the multi-row insert would decide.
   const seen = new Set<string>();
   const unique = inserts.filter(({ index, row }) => {
-    const keys = [row.customSlug ? `slug:${row.record.slug}` : null, row.record.externalId === null ? null : `ext:${row.record.externalId}`];
+    const keys = [row.customSlug ? `slug:${row.record.domain}/${row.record.slug}` : null, row.record.externalId === null ? null : `ext:${row.record.externalId}`];
     const taken = keys.find((k) => k !== null && seen.has(k));
     if (taken) {
       const error = taken.startsWith("slug:")
@@ -289,7 +291,8 @@ export async function findOwnLink(deps: Deps, caller: Caller, slug: string): Pro
     const byExternalId = await findByExternalId(deps, caller, slug.slice(EXTERNAL_ID_PREFIX.length));
     if (byExternalId) return byExternalId;
   }
-  const link = typeof slug === "string" && slug.length <= 200 ? await deps.store.getLink(deps.config.defaultDomain, slug) : null;
+  let link = typeof slug === "string" && slug.length <= 200 ? await deps.store.getLink(deps.config.defaultDomain, slug) : null;
+  if ((!link || link.accountId !== caller.accountId) && typeof slug === "string" && slug.length <= 200) link = await findOnOwnDomains(deps, caller, slug);
   if (!link || link.accountId !== caller.accountId) throw new AppError("not_found", `No link "${String(slug).slice(0, 200)}"`);
   return link;
 }

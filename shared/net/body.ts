@@ -9,7 +9,7 @@
 export const UNBOUNDED_BODY = Number.MAX_SAFE_INTEGER;
 
 /** The body's bytes, or null when it is larger than `max` bytes (reading stops there, the rest is never read). */
-export async function readBodyUpTo(req: Request, max: number): Promise<Uint8Array<ArrayBuffer> | null> {
+export async function readBodyUpTo(req: Pick<Request, "headers" | "body">, max: number): Promise<Uint8Array<ArrayBuffer> | null> {
   const declared = req.headers.get("content-length");
   if (declared !== null && Number(declared) > max) return null;
   if (req.body === null) return new Uint8Array(0);

@@ -35,3 +35,6 @@ export interface DomainStore {
    */
   deleteDomain(id: string, disposal: LinkDisposal): Promise<DomainDeletion>;
 }
+
+/** The HotState bus channel a domain change is published on; redirectors re-read the verified domains on it. */
+export const DOMAINS_CHANGED_CHANNEL = "domains:changed";

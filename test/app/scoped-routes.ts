@@ -27,6 +27,8 @@ export interface Fixtures {
   delivery(): Promise<{ id: string; deliveryId: string }>;
   /** A new import job's id. */
   importJob(): Promise<string>;
+  /** A new (pending) custom domain's id. */
+  domain(): Promise<string>;
 }
 
 export interface ScopedRoute {
@@ -39,6 +41,7 @@ export interface ScopedRoute {
 const none = async (): Promise<RouteCall> => ({});
 const onLink = (extra: Omit<RouteCall, "params"> = {}) => async (fx: Fixtures): Promise<RouteCall> => ({ params: { slug: await fx.link() }, ...extra });
 const onWebhook = (extra: Omit<RouteCall, "params"> = {}) => async (fx: Fixtures): Promise<RouteCall> => ({ params: { id: await fx.webhook() }, ...extra });
+const onDomain = (extra: Omit<RouteCall, "params"> = {}) => async (fx: Fixtures): Promise<RouteCall> => ({ params: { id: await fx.domain() }, ...extra });
 const IMPORT_CSV = "long_url\nhttps://example.com/imported\n";
 
 export const SCOPED_ROUTES: ScopedRoute[] = [
@@ -55,6 +58,12 @@ export const SCOPED_ROUTES: ScopedRoute[] = [
   { route: "PATCH /api/v1/links/bulk", scope: "links:write", ok: 200, call: async (fx) => ({ json: { slugs: [await fx.link()], changes: { folder: "bulk" } } }) },
   { route: "POST /api/v1/links/bulk-delete", scope: "links:write", ok: 200, call: async (fx) => ({ json: { slugs: [await fx.link()] } }) },
   { route: "POST /api/v1/imports", scope: "links:write", ok: 202, call: async () => ({ query: "?format=bitly", body: IMPORT_CSV }) },
+  { route: "GET /api/v1/domains", scope: "links:read", ok: 200, call: none },
+  { route: "GET /api/v1/domains/:id", scope: "links:read", ok: 200, call: onDomain() },
+  { route: "POST /api/v1/domains", scope: "links:write", ok: 201, call: async () => ({ json: { hostname: `go${crypto.randomUUID().slice(0, 8)}.example.com` } }) },
+  { route: "PATCH /api/v1/domains/:id", scope: "links:write", ok: 200, call: onDomain({ json: { rootRedirect: "https://example.com/" } }) },
+  { route: "POST /api/v1/domains/:id/verify", scope: "links:write", ok: 200, call: onDomain() },
+  { route: "DELETE /api/v1/domains/:id", scope: "links:write", ok: 204, call: onDomain() },
   { route: "GET /api/v1/links/:slug/stats", scope: "stats:read", ok: 200, call: onLink() },
   { route: "GET /api/v1/stats", scope: "stats:read", ok: 200, call: none },
   { route: "GET /api/v1/links/:slug/clicks.csv", scope: "stats:read", ok: 200, call: onLink() },
@@ -106,6 +115,7 @@ export function fixturesFor(cp: InProcessControlPlane, fullKey: string): Fixture
   let n = 0;
   const fx: Fixtures = {
     link: async () => (await made("POST", "/api/v1/links", { url: "https://example.com/fixture", slug: `fx-${++n}-${crypto.randomUUID().slice(0, 8)}` }, 201)).slug,
+    domain: async () => (await made("POST", "/api/v1/domains", { hostname: `fx${++n}-${crypto.randomUUID().slice(0, 8)}.example.com`, method: "http" }, 201)).id,
     webhook: async () => (await made("POST", "/api/v1/webhooks", { url: "http://127.0.0.1:9/hook", events: ["link.created"] }, 201)).id,
     async delivery() {
       const id = await fx.webhook();

@@ -1,0 +1,216 @@
+/**
+ * Custom domains (issue #24, docs/domains.md): one function per operation, called by REST and the dashboard. A
+ * domain serves nothing until its check passes (a DNS TXT record or an HTTP file holding its token); every change
+ * of what redirectors serve is published on the HotState bus, so each keeps the verified domains in memory.
+ */
+import {
+  CreateDomainInput, customShortUrl, normaliseHostname, toDomainObject, UpdateDomainInput, type DomainObject, type DomainRecord,
+} from "../../shared/domain.ts";
+import { AppError, invalidInput, type FieldError } from "../../shared/errors.ts";
+import { newId, newToken } from "../../shared/ids.ts";
+import { linkKey, type LinkRecord } from "../../shared/link.ts";
+import { checkAddress, ownHostsOf, type InputContext } from "../../shared/link-input.ts";
+import { DOMAINS_CHANGED_CHANNEL, type LinkDisposal } from "../../shared/ports.ts";
+import { schemaErrors } from "../../shared/validation.ts";
+import type { Caller, Deps } from "../deps.ts";
+import { checkDomain } from "./checks.ts";
+
+/** Domains one account may have. */
+export const MAX_DOMAINS = 50;
+
+/** The hostnames (no port) that are this service's own: BASE_URL's and OWN_HOSTS'. */
+export function ownHostnames(deps: Deps): Set<string> {
+  return new Set([deps.config.baseUrl, ...deps.config.ownBaseUrls].map((u) => new URL(u).hostname.toLowerCase()));
+}
+
+function addressContext(deps: Deps): InputContext {
+  return { ownHosts: ownHostsOf([deps.config.baseUrl, ...deps.config.ownBaseUrls], deps.config.port) };
+}
+
+type Redirects = Pick<DomainRecord, "rootRedirect" | "notFoundRedirect">;
+
+/** rootRedirect and notFoundRedirect as given, checked like link destinations; "" and null remove them. */
+function redirectsOf(deps: Deps, body: Record<string, unknown>, errors: FieldError[]): Partial<Redirects> {
+  const out: Partial<Redirects> = {};
+  const ctx = addressContext(deps);
+  const collector = { errors, add: (path: string, message: string) => void errors.push({ path, message }) };
+  for (const name of ["rootRedirect", "notFoundRedirect"] as const) {
+    const v = body[name];
+    if (v === undefined || errors.some((e) => e.path === `/${name}`)) continue;
+    if (v === null || v === "") out[name] = null;
+    else {
+      const checked = checkAddress(v as string, `/${name}`, ctx, collector);
+      if (checked !== undefined) out[name] = checked;
+    }
+  }
+  return out;
+}
+
+function objectOf(raw: unknown): Record<string, unknown> {
+  if (typeof raw !== "object" || raw === null || Array.isArray(raw)) throw invalidInput([{ path: "/", message: "must be an object" }]);
+  return raw as Record<string, unknown>;
+}
+
+/** Tells every redirector to re-read the verified domains; a lost message is caught up by their periodic re-read. */
+function published(deps: Deps): Promise<void> {
+  return deps.hot.publish(DOMAINS_CHANGED_CHANNEL, "changed").catch(() => {});
+}
+
+/** The caller's domain, or not_found (also for another account's: no existence leaks). */
+async function ownDomain(deps: Deps, caller: Caller, id: string): Promise<DomainRecord> {
+  const d = typeof id === "string" && id.length <= 100 ? await deps.store.getDomain(id) : null;
+  if (!d || d.accountId !== caller.accountId) throw new AppError("not_found", `No domain "${String(id).slice(0, 100)}"`);
+  return d;
+}
+
+export async function createDomain(deps: Deps, caller: Caller, raw: unknown): Promise<DomainObject> {
+  const body = objectOf(raw);
+  const errors = schemaErrors(CreateDomainInput, body);
+  let hostname: string | undefined;
+  if (typeof body.hostname === "string" && !errors.some((e) => e.path === "/hostname")) {
+    const n = normaliseHostname(body.hostname);
+    if (!n.ok) errors.push({ path: "/hostname", message: n.message });
+    else if (ownHostnames(deps).has(n.hostname)) errors.push({ path: "/hostname", message: "is this service's own host (BASE_URL or OWN_HOSTS)" });
+    else hostname = n.hostname;
+  }
+  const redirects = redirectsOf(deps, body, errors);
+  if (errors.length) throw invalidInput(errors);
+  if ((await deps.store.listDomains(caller.accountId)).length >= MAX_DOMAINS) {
+    throw invalidInput([{ path: "/", message: `an account can have at most ${MAX_DOMAINS} domains` }], `An account can have at most ${MAX_DOMAINS} domains; delete one first`);
+  }
+  const now = deps.now();
+  const d: DomainRecord = {
+    id: `dom_${newId()}`, accountId: caller.accountId, hostname: hostname!, method: (body.method as DomainRecord["method"]) ?? "dns",
+    token: `clink-verify-${newToken()}`, state: "pending", checkedAt: null, checkOk: null, checkResult: null, verifiedAt: null,
+    rootRedirect: redirects.rootRedirect ?? null, notFoundRedirect: redirects.notFoundRedirect ?? null, createdAt: now, updatedAt: now,
+  };
+  if (!(await deps.store.createDomain(d))) throw new AppError("domain_taken", `${d.hostname} has already been added`);
+  return toDomainObject(d);
+}
+
+export async function listDomains(deps: Deps, caller: Caller): Promise<{ domains: DomainObject[] }> {
+  return { domains: (await deps.store.listDomains(caller.accountId)).map(toDomainObject) };
+}
+
+export async function getDomain(deps: Deps, caller: Caller, id: string): Promise<DomainObject> {
+  return toDomainObject(await ownDomain(deps, caller, id));
+}
+
+/** Changes the method (a new check is needed: the domain is pending again) or the redirects. */
+export async function updateDomain(deps: Deps, caller: Caller, id: string, raw: unknown): Promise<DomainObject> {
+  const body = objectOf(raw);
+  const errors = schemaErrors(UpdateDomainInput, body);
+  const redirects = redirectsOf(deps, body, errors);
+  if (errors.length) throw invalidInput(errors);
+  const d = await ownDomain(deps, caller, id);
+  const next: DomainRecord = { ...d, ...redirects, updatedAt: Math.max(deps.now(), d.updatedAt + 1) };
+  const method = body.method as DomainRecord["method"] | undefined;
+  if (method !== undefined && method !== d.method) Object.assign(next, { method, state: "pending", verifiedAt: null });
+  if (!(await deps.store.updateDomain(next))) throw new AppError("not_found", `No domain "${id}"`);
+  await published(deps);
+  return toDomainObject(next);
+}
+
+/**
+ * Runs the domain's check now and records it: verified when it passes, pending when it does not (a domain whose
+ * record or file is gone stops serving at its next check).
+ */
+export async function verifyDomain(deps: Deps, caller: Caller, id: string): Promise<DomainObject> {
+  const d = await ownDomain(deps, caller, id);
+  const check = await checkDomain(d, deps.domainChecks ?? {}, deps.config.webhookAllowPrivate, deps.resolveHost);
+  const now = Math.max(deps.now(), d.updatedAt + 1);
+  const next: DomainRecord = {
+    ...d, checkedAt: now, checkOk: check.ok, checkResult: check.result, updatedAt: now,
+    state: check.ok ? "verified" : "pending", verifiedAt: check.ok ? (d.state === "verified" ? d.verifiedAt : now) : null,
+  };
+  if (!(await deps.store.updateDomain(next))) throw new AppError("not_found", `No domain "${id}"`);
+  if (next.state !== d.state) await published(deps);
+  return toDomainObject(next);
+}
+
+export interface DeleteQuery {
+  /** "delete": the domain's links go with it. */
+  links?: string;
+  /** A verified domain of the caller's, or "base": the domain's links move there, keeping their slugs. */
+  moveTo?: string;
+}
+
+async function disposalOf(deps: Deps, caller: Caller, d: DomainRecord, q: DeleteQuery): Promise<LinkDisposal> {
+  if (q.links !== undefined && q.moveTo !== undefined) throw invalidInput([{ path: "/links", message: "give links=delete or moveTo, not both" }]);
+  if (q.links !== undefined) {
+    if (q.links !== "delete") throw new AppError("invalid_parameter", "links must be \"delete\"", { errors: [{ path: "/links", message: "must be delete" }] });
+    return { kind: "delete" };
+  }
+  if (q.moveTo === undefined) return { kind: "refuse" };
+  const toDomain = await linkDomainOf(deps, caller, q.moveTo === "base" ? undefined : q.moveTo, "/moveTo");
+  if (toDomain === d.hostname) throw invalidInput([{ path: "/moveTo", message: "is the domain being deleted" }]);
+  return { kind: "move", toDomain };
+}
+
+/**
+ * Deletes the domain. One with links is refused (domain_has_links) unless the same call says what happens to them:
+ * `links=delete`, or `moveTo` another domain (refused with domain_slug_conflict when a slug is taken there).
+ */
+export async function deleteDomain(deps: Deps, caller: Caller, id: string, q: DeleteQuery): Promise<void> {
+  const d = await ownDomain(deps, caller, id);
+  const disposal = await disposalOf(deps, caller, d, q);
+  const r = await deps.store.deleteDomain(d.id, disposal);
+  if (!r.ok && r.reason === "has_links") {
+    throw new AppError("domain_has_links", `${d.hostname} has ${r.count} link${r.count === 1 ? "" : "s"}: delete with ?links=delete, or move them with ?moveTo=<domain> (or base)`);
+  }
+  if (!r.ok) throw new AppError("domain_slug_conflict", `${r.count} of the slugs on ${d.hostname} are taken on the target domain; nothing was changed`);
+  await published(deps);
+  // Redirectors drop their copies at the old keys (and forget "unknown" at the new ones); counters of deleted links go.
+  for (const l of r.links) {
+    await deps.hot.invalidateLink(linkKey(d.hostname, l.slug)).catch(() => {});
+    if (disposal.kind === "move") await deps.hot.invalidateLink(linkKey(disposal.toDomain, l.slug)).catch(() => {});
+    else await deps.hot.resetHits(l.id).catch(() => {});
+  }
+}
+
+/**
+ * The domain a link goes on: the base one (config.defaultDomain) when none is given or BASE_URL's host is, else a
+ * verified domain of the caller's account; anything else is invalid_input at `path`, whether it is unknown,
+ * pending or another account's (no existence leaks).
+ */
+export async function linkDomainOf(deps: Deps, caller: Caller, given: unknown, path = "/domain"): Promise<string> {
+  if (given === undefined || given === null || given === "") return deps.config.defaultDomain;
+  const n = typeof given === "string" ? normaliseHostname(given) : null;
+  if (n?.ok && ownHostnames(deps).has(n.hostname)) return deps.config.defaultDomain;
+  const d = n?.ok ? await deps.store.getDomainByHostname(n.hostname) : null;
+  if (!d || d.accountId !== caller.accountId || d.state !== "verified") {
+    throw invalidInput([{ path, message: "must be a verified domain of your account (or left out for the base domain)" }]);
+  }
+  return d.hostname;
+}
+
+/**
+ * Caddy's on-demand TLS `ask` (docs/domains.md): whether a certificate may be obtained for `host`. Only the base
+ * host, OWN_HOSTS and verified domains: an unknown or pending host gets none, so nobody can make the server
+ * request certificates for names that point at it.
+ */
+export async function mayHaveCertificate(deps: Deps, host: unknown): Promise<boolean> {
+  if (typeof host !== "string") return false;
+  const own = ownHostnames(deps);
+  if (own.has(host.toLowerCase().replace(/\.$/, ""))) return true;
+  const n = normaliseHostname(host);
+  if (!n.ok) return false;
+  if (own.has(n.hostname)) return true;
+  return (await deps.store.getDomainByHostname(n.hostname))?.state === "verified";
+}
+
+/** The address a link's short URL starts with: BASE_URL on the base domain, `https://<host>` on a custom one. */
+export const shortBaseOf = (deps: Deps, link: { domain: string }): string =>
+  link.domain === deps.config.defaultDomain ? deps.config.baseUrl : customShortUrl(link.domain, "").slice(0, -1);
+
+/**
+ * A link of the caller's by slug on a custom domain, when the base domain has none of theirs: their verified domains
+ * are looked at oldest first (the API's /links/{slug} names one slug; the same slug on two domains finds the older's).
+ */
+export async function findOnOwnDomains(deps: Deps, caller: Caller, slug: string): Promise<LinkRecord | null> {
+  for (const d of await deps.store.listDomains(caller.accountId)) {
+    const link = await deps.store.getLink(d.hostname, slug);
+    if (link && link.accountId === caller.accountId) return link;
+  }
+  return null;
+}
