@@ -2,11 +2,13 @@
  * OAuth over real HTTP against a spawned server (issue #23), the way mcp-remote connects: the MCP SDK's own
  * StreamableHTTPClientTransport with an OAuthClientProvider meets a 401, discovers the metadata, registers, sends the
  * person to authorize (here a cookie-keeping visitor signs in and consents), finishes with the code, then lists and
- * calls tools; the same person's token for the REST API; revocation ends both.
+ * calls tools; the same with the SDK's successor package (@modelcontextprotocol/client 2.x); the same person's token
+ * for the REST API; revocation ends both.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
+import * as sdk2 from "@modelcontextprotocol/client";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { UnauthorizedError, type OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.js";
+import { UnauthorizedError, type OAuthClientProvider, type OAuthDiscoveryState } from "@modelcontextprotocol/sdk/client/auth.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { OAuthClientInformationMixed, OAuthTokens } from "@modelcontextprotocol/sdk/shared/auth.js";
 import { csrfOf, formFieldsOf } from "../helpers/dashboard-visitor.ts";
@@ -38,6 +40,10 @@ class MemoryProvider implements OAuthClientProvider {
   redirectToAuthorization = (url: URL) => void (this.authorizationUrl = url);
   saveCodeVerifier = (v: string) => void (this.verifier = v);
   codeVerifier = () => this.verifier;
+  /** 2.x binds the callback to the authorization server it discovered (SEP-2352); 1.x ignores these. */
+  discovery?: OAuthDiscoveryState;
+  saveDiscoveryState = (state: OAuthDiscoveryState) => void (this.discovery = state);
+  discoveryState = () => this.discovery;
 }
 
 test("the MCP SDK's OAuth client connects end to end: discovery, registration, consent, token, tools; revocation ends it", async () => {
@@ -85,6 +91,25 @@ test("the MCP SDK's OAuth client connects end to end: discovery, registration, c
   });
   expect(refused.status).toBe(401);
   expect(refused.headers.get("www-authenticate")).toContain('error="invalid_token"');
+});
+
+test("the 2.x client package (@modelcontextprotocol/client) connects the same way", async () => {
+  const oauth = new OAuthTestClient(server.url);
+  const person = oauth.visitor();
+  await oauth.signIn(person, EMAIL, PASSWORD);
+  const provider = new MemoryProvider();
+  const mcpUrl = new URL(`${server.url}/mcp`);
+  const first = new sdk2.StreamableHTTPClientTransport(mcpUrl, { authProvider: provider as unknown as sdk2.OAuthClientProvider });
+  await expect(new sdk2.Client({ name: "e2e-2", version: "1" }).connect(first)).rejects.toBeInstanceOf(sdk2.UnauthorizedError);
+  const url = provider.authorizationUrl!;
+  const consent = await person.get((await person.get(url.pathname + url.search)).headers.get("location")!);
+  const allowed = await person.post("/dashboard/authorize", { ...formFieldsOf(consent.html), decision: "allow" });
+  // The callback's parameters as they came: 2.x checks `iss` against the issuer it discovered (RFC 9207) first.
+  await first.finishAuth(new URL(allowed.headers.get("location")!).searchParams);
+  const client = new sdk2.Client({ name: "e2e-2", version: "1" });
+  await client.connect(new sdk2.StreamableHTTPClientTransport(mcpUrl, { authProvider: provider as unknown as sdk2.OAuthClientProvider }));
+  expect((await client.listTools()).tools.length).toBeGreaterThan(5);
+  await client.close();
 });
 
 test("a token for the REST API lists links over HTTP; the well-known and OAuth paths are never the short-link page", async () => {
