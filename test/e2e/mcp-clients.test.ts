@@ -3,12 +3,12 @@
  * the MCP Inspector's CLI and mcp-remote (the stdio bridge of Claude Desktop, Cursor and others) with a `ck_` key;
  * mcp-remote signing in with OAuth, its browser step (sign-in, consent) driven in Chromium, then listing and
  * calling tools, and starting again later without a browser; the Inspector with the access token it got. The
- * documents' connection examples are run in test/e2e/mcp-clients-docs.test.ts.
+ * documents' connection examples, the Inspector signing in by itself among them, are run in
+ * test/e2e/mcp-clients-docs.test.ts.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { authorizeInBrowser, clientSandbox, inspectorCli, mcpRemoteCommand, type ClientSandbox } from "../helpers/mcp-clients.ts";
+import { authorizationUrlOf, authorizeInBrowser, clientSandbox, inspectorCli, mcpRemoteCommand, newAccount, type ClientSandbox } from "../helpers/mcp-clients.ts";
 import { initialize, spawnStdio, type StdioPeer } from "../helpers/mcp-stdio.ts";
-import { runToExit } from "../helpers/run-to-exit.ts";
 import { freePort, startServer, type TestServer } from "../helpers/server.ts";
 
 /** The ten tools, as every client must list them. */
@@ -27,15 +27,6 @@ const TOOLS = [
 const FLOW_MS = 120_000;
 
 let server: TestServer;
-
-/** A new account made by `npm run create-key`: its email, its password for the dashboard, its key. */
-async function account(email: string): Promise<{ email: string; password: string; key: string }> {
-  const ran = await runToExit(["control/keys/create-key-cli.ts", "--email", email], { env: server.env, timeoutMs: 30_000 });
-  const password = /with password: (\S+)/.exec(ran.stdout)?.[1];
-  const key = ran.stdout.trim().split("\n").at(-1) ?? "";
-  if (ran.code !== 0 || !password || !key.startsWith("ck_")) throw new Error(`create-key failed (${ran.code})\n${ran.stdout}\n${ran.stderr}`);
-  return { email, password, key };
-}
 
 const toolNames = (listed: { tools: { name: string }[] }) => listed.tools.map((t) => t.name).sort();
 
@@ -56,7 +47,7 @@ describe("the MCP Inspector CLI", () => {
   afterAll(() => sandbox?.remove());
 
   test("with a key: lists the ten tools, creates a link and reads it back", async () => {
-    const { key } = await account("inspector@example.com");
+    const { key } = await newAccount(server, "inspector@example.com");
     const target = [`${server.url}/mcp`, "--transport", "http", "--header", `Authorization: Bearer ${key}`];
 
     expect(toolNames((await inspectorCli([...target, "--method", "tools/list"], sandbox.env)).result)).toEqual(TOOLS);
@@ -86,7 +77,7 @@ describe("mcp-remote, the stdio bridge", () => {
   });
 
   test("with a key in --header (from the environment, as a client's config passes it): initialize, list, call", async () => {
-    const { key } = await account("bridge-key@example.com");
+    const { key } = await newAccount(server, "bridge-key@example.com");
     const box = sandbox();
     const peer = bridge(mcpRemoteCommand(`${server.url}/mcp`, "--header", "Authorization:${CLINK_AUTH}"), { ...box.env, CLINK_AUTH: `Bearer ${key}` });
 
@@ -102,14 +93,14 @@ describe("mcp-remote, the stdio bridge", () => {
   }, FLOW_MS);
 
   test("with OAuth: the browser signs in and consents, then the tools work; a restart needs no browser; the Inspector uses the token", async () => {
-    const person = await account("bridge-oauth@example.com");
+    const person = await newAccount(server, "bridge-oauth@example.com");
     const box = sandbox();
     const callbackPort = String(await freePort());
     const command = mcpRemoteCommand(`${server.url}/mcp`, callbackPort, "--auth-timeout", "60");
     const peer = bridge(command, box.env);
     const initialized = initialize(peer, FLOW_MS / 2);
 
-    const authorizationUrl = new URL(await box.nextAuthorizationUrl());
+    const authorizationUrl = new URL(await authorizationUrlOf(box, initialized));
     expect(authorizationUrl.origin + authorizationUrl.pathname).toBe(`${server.url}/oauth/authorize`);
     expect(authorizationUrl.searchParams.get("resource")).toBe(`${server.url}/mcp`);
     expect(authorizationUrl.searchParams.get("redirect_uri")).toBe(`http://localhost:${callbackPort}/oauth/callback`);

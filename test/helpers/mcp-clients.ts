@@ -14,12 +14,31 @@ import { chromium } from "playwright-core";
 import { chromiumExecutable, ensureChromium } from "../setup/chromium.ts";
 import { CHROMIUM_ARGS } from "./browser.ts";
 import { tail } from "./mcp-stdio.ts";
-import { baseEnv, makeTempDir, REPO_ROOT } from "./server.ts";
+import { runToExit } from "./run-to-exit.ts";
+import { baseEnv, freePort, makeTempDir, REPO_ROOT } from "./server.ts";
 
 const BIN = join(REPO_ROOT, "node_modules/.bin");
 const INSPECTOR_TIMEOUT_MS = 30_000;
+/** A client run that includes a browser sign-in. */
+const SIGN_IN_TIMEOUT_MS = 90_000;
 const BROWSER_STEP_MS = 30_000;
 const POLL_MS = 50;
+
+export interface Person {
+  email: string;
+  /** For the dashboard's sign-in. */
+  password: string;
+  key: string;
+}
+
+/** A new account made by `npm run create-key` with the server's environment: its password and its `ck_` key. */
+export async function newAccount(server: { env: Record<string, string> }, email: string): Promise<Person> {
+  const ran = await runToExit(["control/keys/create-key-cli.ts", "--email", email], { env: server.env, timeoutMs: 30_000 });
+  const password = /with password: (\S+)/.exec(ran.stdout)?.[1];
+  const key = ran.stdout.trim().split("\n").at(-1) ?? "";
+  if (ran.code !== 0 || !password || !key.startsWith("ck_")) throw new Error(`create-key failed (${ran.code})\n${ran.stdout}\n${ran.stderr}`);
+  return { email, password, key };
+}
 
 /** mcp-remote's command line for `url` with `args` after it, as a client's configuration would start it. */
 export function mcpRemoteCommand(url: string, ...args: string[]): string[] {
@@ -52,7 +71,17 @@ export function clientSandbox(): ClientSandbox {
   writeFileSync(opener, `#!/bin/sh\nprintf '%s\\n' "$1" >> '${opened}'\n`, { mode: 0o755 });
   writeFileSync(join(bin, "x-www-browser"), readFileSync(opener), { mode: 0o755 });
   let seen = 0;
-  const env = { ...baseEnv(), HOME: home, MCP_REMOTE_CONFIG_DIR: configDir, BROWSER: opener, PATH: `${bin}:${process.env.PATH}` };
+  const env = {
+    ...baseEnv(),
+    HOME: home,
+    MCP_REMOTE_CONFIG_DIR: configDir,
+    BROWSER: opener,
+    PATH: `${bin}:${process.env.PATH}`,
+    // The Inspector signs in without a terminal only when told to open the browser, and keeps its tokens in memory
+    // (no keychain here).
+    MCP_AUTO_OPEN_ENABLED: "true",
+    MCP_INSPECTOR_SECRET_STORE: "memory",
+  };
   delete (env as Record<string, string | undefined>).DISPLAY;
   return {
     env,
@@ -86,7 +115,7 @@ export interface BrowserSignIn {
  * (the request is not signed in yet), reads the consent page and presses Allow; resolves once the browser has
  * reached the client's redirect URI. Chromium is installed when missing (test/setup/chromium.ts).
  */
-export async function authorizeInBrowser(authorizationUrl: string, person: { email: string; password: string }): Promise<BrowserSignIn> {
+export async function authorizeInBrowser(authorizationUrl: string, person: Pick<Person, "email" | "password">): Promise<BrowserSignIn> {
   const problem = ensureChromium();
   if (problem) throw new Error(problem);
   const redirectUri = new URL(new URL(authorizationUrl).searchParams.get("redirect_uri") ?? "");
@@ -111,13 +140,41 @@ export async function authorizeInBrowser(authorizationUrl: string, person: { ema
 
 /**
  * `mcp-inspector --cli <args> --format json`: the Inspector's CLI, one method per run; resolves to its JSON answer,
- * or rejects with its output when it exits with an error or runs longer than 30 s.
+ * or rejects with its output when it exits with an error or runs longer than `timeoutMs`.
  */
-export async function inspectorCli(args: string[], env: Record<string, string>): Promise<any> {
+export async function inspectorCli(args: string[], env: Record<string, string>, timeoutMs = INSPECTOR_TIMEOUT_MS): Promise<any> {
   const proc = Bun.spawn([join(BIN, "mcp-inspector"), "--cli", ...args, "--format", "json"], { cwd: REPO_ROOT, env, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
-  const timer = setTimeout(() => proc.kill("SIGKILL"), INSPECTOR_TIMEOUT_MS);
+  const timer = setTimeout(() => proc.kill("SIGKILL"), timeoutMs);
   const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
   clearTimeout(timer);
   if (code !== 0) throw new Error(`the Inspector CLI exited with code ${code}\n--- stderr ---\n${tail(stderr)}\n--- stdout ---\n${tail(stdout)}`);
   return JSON.parse(stdout);
+}
+
+/**
+ * The address the client opened in the browser, or the client's own failure if it ended first (a client that
+ * fails before signing in says why on its stderr, which `running`'s rejection carries).
+ */
+export function authorizationUrlOf(sandbox: ClientSandbox, running: Promise<unknown>): Promise<string> {
+  const endedFirst = running.then(() => {
+    throw new Error("the client finished without asking to sign in");
+  });
+  return Promise.race([sandbox.nextAuthorizationUrl(), endedFirst]);
+}
+
+/**
+ * The Inspector's CLI given only the address, as a client configured with just a URL: it meets the 401, discovers,
+ * registers and opens the browser, where `person` signs in and allows; then it runs `args` (a method) with the token.
+ */
+export async function inspectorSignedIn(
+  url: string,
+  args: string[],
+  sandbox: ClientSandbox,
+  person: Pick<Person, "email" | "password">,
+): Promise<{ answer: any; signIn: BrowserSignIn }> {
+  const callback = `http://127.0.0.1:${await freePort()}/oauth/callback`;
+  const answer = inspectorCli([url, "--transport", "http", "--callback-url", callback, ...args], sandbox.env, SIGN_IN_TIMEOUT_MS);
+  answer.catch(() => {}); // awaited below; a failure before the browser step is reported by authorizationUrlOf
+  const signIn = await authorizeInBrowser(await authorizationUrlOf(sandbox, answer), person);
+  return { answer: await answer, signIn };
 }
