@@ -102,6 +102,22 @@ export async function checkAuthorizationRequest(deps: Deps, params: URLSearchPar
   };
 }
 
+/**
+ * The scopes this client already holds on the account for the same resource (its grants still in use). A client
+ * stepping up after a 403 asks for the one scope it lacked (mcp-remote does); the consent then covers those it had
+ * too, so the new token does not lose them and the client does not go back and forth between two scopes.
+ */
+export async function earlierScopes(deps: Deps, accountId: string, r: AuthorizationRequest): Promise<Scope[]> {
+  const grants = await deps.store.listOAuthGrants(accountId, deps.now());
+  const held = new Set(grants.filter((g) => g.clientId === r.client.id && g.resource === r.resource).flatMap((g) => g.scopes));
+  return SCOPES.filter((s) => held.has(s) && !r.scopes.includes(s));
+}
+
+/** What the consent covers: the scopes asked for and those the client already holds, in the vocabulary's order. */
+export const withEarlier = (r: AuthorizationRequest, earlier: Scope[]): AuthorizationRequest => ({
+  ...r, scopes: SCOPES.filter((s) => r.scopes.includes(s) || earlier.includes(s)),
+});
+
 /** The person allowed it: a code for the client, at its redirect URI (with state and iss, RFC 9207). */
 export async function approve(deps: Deps, accountId: string, r: AuthorizationRequest): Promise<string> {
   const code = newAuthorizationCode();

@@ -3,11 +3,13 @@
  * do, allow or deny. The form carries the authorization request on, is checked again when posted (nothing in it is
  * trusted), and needs the session's CSRF token and our Origin like every dashboard form (withSessionForm).
  */
-import { SCOPE_DESCRIPTIONS } from "../../shared/enums.ts";
+import { SCOPE_DESCRIPTIONS, type Scope } from "../../shared/enums.ts";
 import { CSP, field, htmlResponse } from "../dashboard/http.ts";
 import { csrfField, errorPage, esc, layout } from "../dashboard/layout.ts";
 import type { FormCtx, SignedInCtx } from "../dashboard/session.ts";
-import { approve, AUTHORIZE_PARAMS, checkAuthorizationRequest, deny, type AuthorizationRequest, type AuthorizeCheck } from "./authorize.ts";
+import {
+  approve, AUTHORIZE_PARAMS, checkAuthorizationRequest, deny, earlierScopes, withEarlier, type AuthorizationRequest, type AuthorizeCheck,
+} from "./authorize.ts";
 
 const RESOURCE_WORDS = { mcp: "the MCP server (assistant tools)", api: "the REST API" } as const;
 
@@ -26,7 +28,7 @@ function returnsTo(uri: string): string {
   return `<span class="mono">${esc(u.protocol)}</span> <span class="muted">(an application installed on this device)</span>`;
 }
 
-function consentHtml(ctx: SignedInCtx, r: AuthorizationRequest, params: URLSearchParams): string {
+function consentHtml(ctx: SignedInCtx, r: AuthorizationRequest, earlier: Scope[], params: URLSearchParams): string {
   const c = r.client;
   const who = c.verifiedHost
     ? `<span class="muted">published by</span> <strong>${esc(c.verifiedHost)}</strong>`
@@ -34,7 +36,9 @@ function consentHtml(ctx: SignedInCtx, r: AuthorizationRequest, params: URLSearc
   const hidden = AUTHORIZE_PARAMS.filter((n) => params.get(n) !== null)
     .map((n) => `<input type="hidden" name="${n}" value="${esc(params.get(n))}">`)
     .join("");
-  const scopes = r.scopes.map((s) => `<li><strong>${esc(SCOPE_DESCRIPTIONS[s])}</strong> <code class="small">${esc(s)}</code></li>`).join("");
+  const scopes = r.scopes
+    .map((s) => `<li><strong>${esc(SCOPE_DESCRIPTIONS[s])}</strong> <code class="small">${esc(s)}</code>${earlier.includes(s) ? ' <span class="small muted">(already allowed)</span>' : ""}</li>`)
+    .join("");
   const body = `<h1>Connect “${esc(c.name)}”?</h1>
 <section class="card" aria-labelledby="consent-who">
 <h2 id="consent-who" class="sr-only">The application</h2>
@@ -65,7 +69,9 @@ function withFormAction(res: Response, redirectUri: string): Response {
 export async function consentPage(ctx: SignedInCtx): Promise<Response> {
   const check = await checkAuthorizationRequest(ctx.deps, ctx.url.searchParams);
   if (!check.ok) return refused(ctx, check);
-  return withFormAction(htmlResponse(200, consentHtml(ctx, check.request, ctx.url.searchParams)), check.request.redirectUri);
+  const earlier = await earlierScopes(ctx.deps, ctx.account.id, check.request);
+  const html = consentHtml(ctx, withEarlier(check.request, earlier), earlier, ctx.url.searchParams);
+  return withFormAction(htmlResponse(200, html), check.request.redirectUri);
 }
 
 export async function consentDecision({ ctx, form }: FormCtx<SignedInCtx>): Promise<Response> {
@@ -74,5 +80,6 @@ export async function consentDecision({ ctx, form }: FormCtx<SignedInCtx>): Prom
   const check = await checkAuthorizationRequest(ctx.deps, params);
   if (!check.ok) return refused(ctx, check);
   if (field(form, "decision") !== "allow") return toClient(deny(ctx.deps, check.request));
-  return toClient(await approve(ctx.deps, ctx.account.id, check.request));
+  const earlier = await earlierScopes(ctx.deps, ctx.account.id, check.request);
+  return toClient(await approve(ctx.deps, ctx.account.id, withEarlier(check.request, earlier)));
 }

@@ -177,6 +177,26 @@ describe("the authorization code flow", () => {
     expect(write.headers.get("www-authenticate")).toContain('scope="links:write"');
   });
 
+  test("stepping up: a client asking for the scope it lacked keeps the ones it holds (no back and forth after a 403)", async () => {
+    const v = await signedInVisitor();
+    const clientId = (await oauth.register()).body.client_id;
+    const exchange = async (scope: string) => {
+      const { params, verifier } = oauth.authorizationParams(clientId, { scope });
+      const consent = await v.get((await v.get(`/oauth/authorize?${new URLSearchParams(params)}`)).headers.get("location")!);
+      const { location } = await oauth.authorize(v, params);
+      const code = new URL(location!).searchParams.get("code")!;
+      const t = await oauth.form("/oauth/token", { grant_type: "authorization_code", code, code_verifier: verifier, client_id: clientId });
+      return { consent: consent.html, scope: t.body.scope as string };
+    };
+    expect((await exchange("links:read")).scope).toBe("links:read");
+    const stepUp = await exchange("links:write");
+    expect(stepUp.scope).toBe("links:read links:write");
+    expect(stepUp.consent).toMatch(/See your links, their settings and import jobs<\/strong> <code class="small">links:read<\/code> <span class="small muted">\(already allowed\)/);
+    // Another client of the same account gains nothing from it.
+    const other = await oauth.connect(v, { scope: "stats:read" });
+    expect(other.tokens.scope).toBe("stats:read");
+  });
+
   test("deny sends access_denied with the state to the client; nothing is issued", async () => {
     const v = await signedInVisitor();
     const client = (await oauth.register()).body;
