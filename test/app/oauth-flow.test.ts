@@ -61,6 +61,16 @@ describe("discovery", () => {
   });
 });
 
+describe("reserved words", () => {
+  test("oauth and .well-known are never a slug", async () => {
+    const { key } = await cp.createKey(EMAIL);
+    for (const slug of ["oauth", "OAuth", ".well-known"]) {
+      const res = await cp.request("POST", "/api/v1/links", { key, json: { url: "https://example.com/x", slug } });
+      await problemOf(res, 400, "slug_reserved");
+    }
+  });
+});
+
 describe("the authorization code flow", () => {
   test("register, sign in, consent, code, token; the token lists MCP tools; refresh rotates; revoke ends it", async () => {
     const reg = await oauth.register();
