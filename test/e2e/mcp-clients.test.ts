@@ -1,6 +1,7 @@
 /**
  * The MCP server with the clients people connect it with, headless, against a spawned embedded server (issue #23):
- * the MCP Inspector's CLI and mcp-remote (the stdio bridge of Claude Desktop, Cursor and others) with a `ck_` key;
+ * the MCP Inspector's CLI with a `ck_` key, on both its protocol eras (2025-11-25 in a session, the stateless
+ * 2026-07-28), and mcp-remote (the stdio bridge of Claude Desktop, Cursor and others, here on 2025-06-18) with a key;
  * mcp-remote signing in with OAuth, its browser step (sign-in, consent) driven in Chromium, then listing and
  * calling tools, and starting again later without a browser; the Inspector with the access token it got. The
  * documents' connection examples, the Inspector signing in by itself among them, are run in
@@ -8,7 +9,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { authorizationUrlOf, authorizeInBrowser, clientSandbox, inspectorCli, mcpRemoteCommand, newAccount, type ClientSandbox } from "../helpers/mcp-clients.ts";
-import { initialize, spawnStdio, type StdioPeer } from "../helpers/mcp-stdio.ts";
+import { initialize, PROTOCOL_VERSION, spawnStdio, type StdioPeer } from "../helpers/mcp-stdio.ts";
 import { freePort, startServer, type TestServer } from "../helpers/server.ts";
 
 /** The ten tools, as every client must list them. */
@@ -36,6 +37,31 @@ function structured(result: { isError?: boolean; structuredContent?: any; conten
   return result.structuredContent;
 }
 
+/** What a client sent through a recordingProxy: each request's MCP-Protocol-Version header and JSON-RPC method. */
+interface Seen {
+  version: string | null;
+  method?: string;
+  session: boolean;
+}
+
+/** A pass-through in front of the server that notes what each request says of its protocol revision. */
+function recordingProxy(target: string): { url: string; seen: Seen[]; stop(): void } {
+  const seen: Seen[] = [];
+  const proxy = Bun.serve({
+    hostname: "127.0.0.1",
+    port: 0,
+    async fetch(request) {
+      const body = request.method === "POST" ? await request.text() : undefined;
+      const method = body?.startsWith("{") ? (JSON.parse(body) as { method?: string }).method : undefined;
+      seen.push({ version: request.headers.get("mcp-protocol-version"), method, session: request.headers.has("mcp-session-id") });
+      const { pathname, search } = new URL(request.url);
+      const answer = await fetch(`${target}${pathname}${search}`, { method: request.method, headers: request.headers, body, redirect: "manual" });
+      return new Response(await answer.arrayBuffer(), { status: answer.status, headers: answer.headers });
+    },
+  });
+  return { url: `http://127.0.0.1:${proxy.port}`, seen, stop: () => void proxy.stop(true) };
+}
+
 beforeAll(async () => {
   server = await startServer({ env: { RATE_LIMIT_PER_MINUTE: "10000" } });
 });
@@ -57,6 +83,32 @@ describe("the MCP Inspector CLI", () => {
     const created = structured((await call("create_link", { url: "https://example.com/inspector", slug: "via-inspector" })).result);
     expect(created).toMatchObject({ slug: "via-inspector", shortUrl: `${server.url}/via-inspector`, target: "https://example.com/inspector" });
     expect(structured((await call("get_link", { slug: "via-inspector" })).result)).toEqual(created);
+  }, FLOW_MS);
+
+  test("on both protocol eras: 2025-11-25 after an initialize, in a session; 2026-07-28 stateless, no initialize", async () => {
+    const { key } = await newAccount(server, "inspector-eras@example.com");
+    const proxy = recordingProxy(server.url);
+    try {
+      const listLinks = async (era: string) => {
+        proxy.seen.length = 0;
+        const args = ["--transport", "http", "--header", `Authorization: Bearer ${key}`, "--protocol-era", era];
+        const answer = await inspectorCli([`${proxy.url}/mcp`, ...args, "--method", "tools/call", "--tool-name", "list_links", "--tool-args-json", "{}"], sandbox.env);
+        expect(structured(answer.result)).toEqual({ links: [], nextCursor: null });
+        return proxy.seen.filter((r) => r.method !== undefined);
+      };
+
+      const legacy = await listLinks("legacy");
+      expect(legacy[0]).toEqual({ version: null, method: "initialize", session: false });
+      expect(legacy.slice(1).map((r) => [r.version, r.session])).toEqual(legacy.slice(1).map(() => ["2025-11-25", true]));
+      expect(legacy.map((r) => r.method)).toContain("tools/call");
+
+      const modern = await listLinks("modern");
+      expect(modern.map((r) => r.method)).not.toContain("initialize");
+      expect(modern.map((r) => r.method)).toContain("tools/call");
+      expect(modern.map((r) => [r.version, r.session])).toEqual(modern.map(() => ["2026-07-28", false]));
+    } finally {
+      proxy.stop();
+    }
   }, FLOW_MS);
 
   test("without credentials it stops with the server's 401, and never opens a browser to sign in", async () => {
@@ -81,7 +133,7 @@ describe("mcp-remote, the stdio bridge", () => {
     const box = sandbox();
     const peer = bridge(mcpRemoteCommand(`${server.url}/mcp`, "--header", "Authorization:${CLINK_AUTH}"), { ...box.env, CLINK_AUTH: `Bearer ${key}` });
 
-    expect((await initialize(peer)).serverInfo.name).toBe("clink");
+    expect(await initialize(peer)).toMatchObject({ protocolVersion: PROTOCOL_VERSION, serverInfo: { name: "clink" } });
     expect(toolNames(await peer.request("tools/list"))).toEqual(TOOLS);
     const created = structured(await peer.request("tools/call", { name: "create_link", arguments: { url: "https://example.com/bridge", slug: "via-bridge" } }));
     expect(created).toMatchObject({ slug: "via-bridge", target: "https://example.com/bridge" });
