@@ -125,4 +125,7 @@ test("a token for the REST API lists links over HTTP; the well-known and OAuth p
     const r = await fetch(`${server.url}${path}`);
     expect([path, r.status, r.headers.get("content-type")]).toEqual([path, 404, "application/problem+json"]);
   }
+  // A whole path segment decides: "oauthx" is a short address like any other.
+  const slug = await fetch(`${server.url}/oauthx`);
+  expect([slug.status, slug.headers.get("content-type")?.startsWith("text/html")]).toEqual([404, true]);
 });
