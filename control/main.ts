@@ -153,7 +153,7 @@ async function main() {
     maxRequestBodySize: UNBOUNDED_BODY,
     fetch(req, srv) {
       const url = req.url;
-      if (redirector === null || isControlPath(url)) {
+      if (redirector === null || (isControlPath(url) && !redirector.domains.isCustomDomain(url))) {
         rememberPeer(req, srv.requestIP(req)?.address); // the dashboard's sign-in limit is per client address
         return handleControl(req);
       }

@@ -5,10 +5,11 @@
 import type { Server } from "bun";
 import type { Config } from "../shared/config.ts";
 import type { CountryLookup } from "../shared/facts/geo.ts";
-import type { ClickIntake, HotState, LinkStore } from "../shared/ports.ts";
+import type { ClickIntake, DomainStore, HotState, LinkStore } from "../shared/ports.ts";
 import type { WebhookSender } from "../shared/webhooks/sender.ts";
 import { ClickBuffer, type ClickBufferOptions } from "./click-buffer.ts";
 import { createClickRecorder } from "./click-event.ts";
+import { DomainTable } from "./domain-table.ts";
 import { createHitPolicy } from "./hit-policy.ts";
 import { LinkCache } from "./link-cache.ts";
 import { serve, type Pipeline } from "./pipeline.ts";
@@ -18,7 +19,7 @@ import { createFactsContext } from "./request-facts.ts";
 export interface RedirectorDeps {
   config: Config;
   hot: HotState;
-  store: LinkStore;
+  store: LinkStore & Pick<DomainStore, "listVerifiedDomains">;
   now: () => number;
   countryLookup: CountryLookup | null;
   webhooks: WebhookSender;
@@ -34,14 +35,17 @@ export interface Redirector {
   flush(): Promise<void>;
   readonly clicks: ClickBuffer;
   readonly cache: LinkCache;
+  /** The verified custom domains this redirector serves, by Host (refreshed on change). */
+  readonly domains: DomainTable;
 }
 
 export function createRedirector(deps: RedirectorDeps): Redirector {
   const { config, hot, store } = deps;
-  const cache = new LinkCache(hot, store, config.defaultDomain);
+  const cache = new LinkCache(hot, store);
+  const domains = new DomainTable(store, hot, config);
   const clicks = new ClickBuffer(deps.clickQueue ?? hot, deps.clickBuffer);
   const pipeline: Pipeline = {
-    domain: config.defaultDomain,
+    domains,
     now: deps.now,
     hot,
     cache,
@@ -55,5 +59,6 @@ export function createRedirector(deps: RedirectorDeps): Redirector {
     flush: () => clicks.flush(),
     clicks,
     cache,
+    domains,
   };
 }

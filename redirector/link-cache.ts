@@ -53,7 +53,7 @@ export class LinkCache {
   hits = 0;
   misses = 0;
 
-  constructor(private hot: HotState, private store: LinkStore, private domain: string, o: LinkCacheOptions = {}) {
+  constructor(private hot: HotState, private store: LinkStore, o: LinkCacheOptions = {}) {
     this.generationSize = Math.max(1, Math.floor((o.maxEntries ?? 100_000) / 2));
     this.ttl = o.ttlMs ?? 60_000;
     this.negativeTtl = o.negativeTtlMs ?? 2_000;
@@ -93,12 +93,12 @@ export class LinkCache {
     }
   }
 
-  /** Loads a link that is not in the LRU; concurrent misses for one key share one load. */
-  load(key: string, slug: string, now: number): Promise<CompiledLink | null> {
+  /** Loads a link (`key` is linkKey(domain, slug)) that is not in the LRU; concurrent misses for one key share one load. */
+  load(key: string, domain: string, slug: string, now: number): Promise<CompiledLink | null> {
     const known = this.loading.get(key);
     if (known) return known.promise;
     const load: Load = { promise: undefined as unknown as Promise<CompiledLink | null>, void: false };
-    load.promise = this.fetch(key, slug, load).then(
+    load.promise = this.fetch(key, domain, slug, load).then(
       (link) => {
         if (this.loading.get(key) === load) this.loading.delete(key);
         if (!load.void) this.remember(key, link, now);
@@ -116,7 +116,7 @@ export class LinkCache {
     return load.promise;
   }
 
-  private async fetch(key: string, slug: string, load: Load): Promise<CompiledLink | null> {
+  private async fetch(key: string, domain: string, slug: string, load: Load): Promise<CompiledLink | null> {
     let hot: CompiledLink | null | undefined;
     try {
       hot = await withTimeout(this.hot.getLink(key), this.hotTimeout);
@@ -124,7 +124,7 @@ export class LinkCache {
       hot = undefined; // HotState down or slow: the store answers instead.
     }
     if (hot !== undefined) return hot;
-    const record = await this.store.getLink(this.domain, slug);
+    const record = await this.store.getLink(domain, slug);
     const link = record ? compileLink(record) : null;
     // A change published while we read the store may be newer than what we read: do not write it back.
     if (!load.void) this.hot.setLink(key, link, link ? this.backfillTtl : undefined).catch(() => {});

@@ -1,7 +1,7 @@
 /**
  * The short address (design §4) as a pipeline of steps, each a module-level function:
  *
- *   slug → link lookup (LinkCache) → request facts → decide() → maxHits (hit-policy.ts) → click event → render
+ *   Host → domain (DomainTable, in memory) → slug → link lookup (LinkCache) → request facts → decide() → maxHits (hit-policy.ts) → click event → render
  *
  * decide() runs once per request. A cached link is answered without awaiting anything; storage is touched only
  * on a cache miss, for a maxHits counter that is not in process, and for password attempts.
@@ -12,6 +12,7 @@ import { linkKey, type CompiledLink } from "../shared/link.ts";
 import type { HotState } from "../shared/ports.ts";
 import { recordClick, type ClickRecorder } from "./click-event.ts";
 import { knownHits, settleHits, takeHit, type HitPolicy } from "./hit-policy.ts";
+import { authorityOf, type DomainTable } from "./domain-table.ts";
 import type { LinkCache } from "./link-cache.ts";
 import * as pages from "./pages.ts";
 import { checkPassword, formTooLargeResponse } from "./password-form.ts";
@@ -21,7 +22,7 @@ import { slugOf } from "./slug.ts";
 
 /** Everything the steps share, built once by createRedirector. */
 export interface Pipeline {
-  readonly domain: string;
+  readonly domains: DomainTable;
   readonly now: () => number;
   readonly hot: HotState;
   readonly cache: LinkCache;
@@ -35,13 +36,29 @@ type UnlockOutcome = Extract<Outcome, { kind: "unlock" }>;
 
 /** One short-address request, from its URL (`req.url`, read once by the caller) to its Response. */
 export function serve(p: Pipeline, req: Request, server: Server<unknown>, url: string): Response | Promise<Response> {
+  const host = p.domains.resolve(authorityOf(url));
+  if (host === null) return pages.notFoundPage();
   const slug = slugOf(url);
-  if (slug === null) return pages.notFoundPage();
-  const key = linkKey(p.domain, slug);
+  if (slug === null) return host.rootRedirect !== null && isRoot(url) ? domainRedirect(host.rootRedirect) : pages.notFoundPage();
+  const key = linkKey(host.domain, slug);
   const now = p.now();
   const cached = p.cache.peek(key, now);
-  if (cached !== undefined) return answer(p, req, server, url, cached, now);
-  return p.cache.load(key, slug, now).then((link) => answer(p, req, server, url, link, now), pages.unavailablePage);
+  if (cached !== undefined) return cached === null && host.notFoundRedirect !== null ? domainRedirect(host.notFoundRedirect) : answer(p, req, server, url, cached, now);
+  return p.cache.load(key, host.domain, slug, now).then(
+    (link) => (link === null && host.notFoundRedirect !== null ? domainRedirect(host.notFoundRedirect) : answer(p, req, server, url, link, now)),
+    pages.unavailablePage,
+  );
+}
+
+/** Whether the URL's path is `/` (the query aside): a domain's root, which its rootRedirect answers. */
+function isRoot(url: string): boolean {
+  const p = url.indexOf("/", url.indexOf("//") + 2);
+  return p < 0 || p === url.length - 1 || url.charCodeAt(p + 1) === 63 /* ? */ || url.charCodeAt(p + 1) === 35 /* # */;
+}
+
+/** A custom domain's root or not-found redirect (ServedHost): a 302 nobody caches, like a link's. */
+function domainRedirect(location: string): Response {
+  return new Response(null, { status: 302, headers: { location, "cache-control": "private, max-age=0" } });
 }
 
 /** The request for a known link (or null: none by that slug), once the lookup is done. */

@@ -3,13 +3,13 @@
  * touching the store, a maxHits link included once its in-process counter is seeded (embedded mode).
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import type { LinkStore } from "../../shared/ports.ts";
+import type { RedirectorDeps } from "../../redirector/handler.ts";
 import { expectRedirect, startRedirector, type RedirectorHarness } from "./redirector-harness.ts";
 
 /** The store as the redirector sees it: every call counted; once `failing`, every call throws. */
 const storeCalls: string[] = [];
 let failing = false;
-function watched(real: LinkStore): LinkStore {
+function watched(real: RedirectorDeps["store"]): RedirectorDeps["store"] {
   return new Proxy(real, {
     get(t, prop) {
       const value = Reflect.get(t, prop) as unknown;
@@ -26,6 +26,9 @@ function watched(real: LinkStore): LinkStore {
 let h: RedirectorHarness;
 beforeAll(async () => {
   h = await startRedirector({ store: watched });
+  // The verified custom domains are read once at start (and on a change), never per request.
+  await h.redirector.domains.ready;
+  storeCalls.length = 0;
 });
 afterAll(() => h?.close());
 

@@ -12,9 +12,9 @@
 import type { Server } from "bun";
 import { expect } from "bun:test";
 import { linkKey, type CompiledLink } from "../../shared/link.ts";
-import type { ClickEvent, HotState, LinkStore } from "../../shared/ports.ts";
+import type { ClickEvent, HotState } from "../../shared/ports.ts";
 import type { WebhookJob, WebhookSender } from "../../shared/webhooks/sender.ts";
-import { createRedirector, type Redirector } from "../../redirector/handler.ts";
+import { createRedirector, type Redirector, type RedirectorDeps } from "../../redirector/handler.ts";
 import { BASE_URL, jsonOf, startControlPlane, type InProcessControlPlane } from "../helpers/in-process.ts";
 
 export { BASE_URL };
@@ -60,7 +60,7 @@ export interface RedirectorHarness {
 export interface HarnessOptions {
   env?: Record<string, string>;
   /** Wraps the store or HotState the redirector gets (not the control plane's), e.g. to count or fail calls. */
-  store?: (real: LinkStore) => LinkStore;
+  store?: (real: RedirectorDeps["store"]) => RedirectorDeps["store"];
   hot?: (real: HotState) => HotState;
 }
 

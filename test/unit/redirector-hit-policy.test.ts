@@ -9,7 +9,8 @@ import { createRedirector } from "../../redirector/handler.ts";
 import { hitBlock, hitLedger } from "../../redirector/hit-policy.ts";
 import { MemoryHotState } from "../../shared/adapters/memory/hot-state.ts";
 import { DIMENSION_NAMES, type ClickDims } from "../../shared/clicks/dimensions.ts";
-import type { HotState, LinkStore } from "../../shared/ports.ts";
+import type { HotState } from "../../shared/ports.ts";
+import type { RedirectorDeps } from "../../redirector/handler.ts";
 import { expectPage, expectRedirect, socketFrom, startRedirector, UA, type RedirectorHarness } from "./redirector-harness.ts";
 
 /** The same HotState without its synchronous hit counter, as a remote (Redis) one is. */
@@ -37,7 +38,7 @@ const idOf = async (slug: string) => (await h.cp.deps.store.getLink(h.cp.deps.co
 const counter = async (slug: string) => h.cp.deps.hot.peekHits(await idOf(slug));
 
 /** A second redirector on the same HotState and store, as another process in scale mode (or the same one restarted). */
-function secondRedirector(wrap: (hot: HotState) => HotState = (x) => x, store: LinkStore = h.cp.deps.store) {
+function secondRedirector(wrap: (hot: HotState) => HotState = (x) => x, store: RedirectorDeps["store"] = h.cp.deps.store) {
   const { config, hot } = h.cp.deps;
   const r = createRedirector({ config, hot: wrap(hot), store, now: h.cp.clock.now, countryLookup: null, webhooks: { send() {}, drain: async () => {}, pending: () => 0 } });
   return (slug: string, method = "GET", ua = UA.desktop) => r.fetch(new Request(`http://clink.test/${slug}`, { method, headers: { "user-agent": ua } }), socketFrom("127.0.0.1"));
@@ -118,7 +119,7 @@ describe("answers that are not clicks only look at the count", () => {
 
 describe("hits are reserved in the store before they are served", () => {
   /** The store as the redirector sees it, with its reservations counted. */
-  function countingReservations(real: LinkStore) {
+  function countingReservations(real: RedirectorDeps["store"]) {
     const calls = { reserveHits: 0 };
     const store = new Proxy(real, {
       get(t, prop) {
