@@ -3,7 +3,8 @@
  * the MCP Inspector's CLI with a `ck_` key, on both its protocol eras (2025-11-25 in a session, the stateless
  * 2026-07-28), and mcp-remote (the stdio bridge of Claude Desktop, Cursor and others, here on 2025-06-18) with a key;
  * mcp-remote signing in with OAuth, its browser step (sign-in, consent) driven in Chromium, then listing and
- * calling tools, and starting again later without a browser; the Inspector with the access token it got. The
+ * calling tools, and starting again later without a browser, also once its access token has expired (refreshed);
+ * the Inspector with the access token it got. The
  * documents' connection examples, the Inspector signing in by itself among them, are run in
  * test/e2e/mcp-clients-docs.test.ts.
  */
@@ -144,7 +145,7 @@ describe("mcp-remote, the stdio bridge", () => {
     expect(JSON.parse(missing.content[0].text)).toMatchObject({ status: 404, code: "not_found" });
   }, FLOW_MS);
 
-  test("with OAuth: the browser signs in and consents, then the tools work; a restart needs no browser; the Inspector uses the token", async () => {
+  test("with OAuth: the browser signs in and consents, then the tools work; a restart needs no browser, nor does an expired token (refreshed); the Inspector uses the token", async () => {
     const person = await newAccount(server, "bridge-oauth@example.com");
     const box = sandbox();
     const callbackPort = String(await freePort());
@@ -168,15 +169,28 @@ describe("mcp-remote, the stdio bridge", () => {
     await peer.close();
 
     // The token was stored: a client starting the bridge again connects at once, and no browser opens.
+    const first = box.storedTokens()!;
+    expect(first.access_token).toStartWith("cla_");
     const again = bridge(command, box.env);
     await initialize(again);
     const listed = structured(await again.request("tools/call", { name: "list_links", arguments: {} }));
     expect(listed.links.map((l: { slug: string }) => l.slug)).toEqual(["via-oauth"]);
     expect(again.stderr).not.toContain("Please authorize");
+    await again.close();
 
-    // The same access token, pasted into the Inspector, reaches the same account.
-    const token = box.storedAccessToken();
-    expect(token).toStartWith("cla_");
+    // An hour later the access token has expired: the bridge refreshes it (the refresh token rotates), no browser.
+    box.expireStoredTokens();
+    const later = bridge(command, box.env);
+    await initialize(later);
+    expect((await later.request("tools/list")).tools).toHaveLength(TOOLS.length);
+    const refreshed = box.storedTokens()!;
+    expect(refreshed.access_token).toStartWith("cla_");
+    expect(refreshed.access_token).not.toBe(first.access_token);
+    expect(refreshed.refresh_token).not.toBe(first.refresh_token);
+    expect(later.stderr).not.toContain("Please authorize");
+
+    // The access token, pasted into the Inspector, reaches the same account.
+    const token = refreshed.access_token;
     const got = await inspectorCli(
       [`${server.url}/mcp`, "--transport", "http", "--header", `Authorization: Bearer ${token}`, "--method", "tools/call", "--tool-name", "get_link", "--tool-args-json", '{"slug":"via-oauth"}'],
       box.env,

@@ -45,13 +45,23 @@ export function mcpRemoteCommand(url: string, ...args: string[]): string[] {
   return [join(BIN, "mcp-remote"), url, ...args];
 }
 
+/** What mcp-remote keeps of a sign-in (`<server hash>_tokens.json`). */
+export interface StoredTokens {
+  access_token: string;
+  refresh_token?: string;
+  /** Milliseconds since the epoch. */
+  expires_at?: number;
+}
+
 export interface ClientSandbox {
   /** The runner's environment (no clink configuration) with HOME, MCP_REMOTE_CONFIG_DIR and the opener set. */
   readonly env: Record<string, string>;
   /** The next address mcp-remote handed to the browser opener; rejects after `timeoutMs`. */
   nextAuthorizationUrl(timeoutMs?: number): Promise<string>;
-  /** The access token mcp-remote stored after a sign-in, or null. */
-  storedAccessToken(): string | null;
+  /** The tokens mcp-remote stored after a sign-in, or null. */
+  storedTokens(): StoredTokens | null;
+  /** Marks the stored access token expired, as if its hour had passed while the client was not running. */
+  expireStoredTokens(): void;
   remove(): void;
 }
 
@@ -71,6 +81,11 @@ export function clientSandbox(): ClientSandbox {
   writeFileSync(opener, `#!/bin/sh\nprintf '%s\\n' "$1" >> '${opened}'\n`, { mode: 0o755 });
   writeFileSync(join(bin, "x-www-browser"), readFileSync(opener), { mode: 0o755 });
   let seen = 0;
+  const tokensFile = () => {
+    const dir = join(configDir, "mcp-remote-v1");
+    const name = existsSync(dir) ? readdirSync(dir).find((f) => f.endsWith("_tokens.json")) : undefined;
+    return name ? join(dir, name) : null;
+  };
   const env = {
     ...baseEnv(),
     HOME: home,
@@ -94,10 +109,14 @@ export function clientSandbox(): ClientSandbox {
       }
       throw new Error(`no browser was opened within ${timeoutMs} ms`);
     },
-    storedAccessToken() {
-      const dir = join(configDir, "mcp-remote-v1");
-      const file = existsSync(dir) ? readdirSync(dir).find((f) => f.endsWith("_tokens.json")) : undefined;
-      return file ? (JSON.parse(readFileSync(join(dir, file), "utf8")) as { access_token: string }).access_token : null;
+    storedTokens() {
+      const file = tokensFile();
+      return file ? (JSON.parse(readFileSync(file, "utf8")) as StoredTokens) : null;
+    },
+    expireStoredTokens() {
+      const file = tokensFile();
+      if (!file) throw new Error("mcp-remote stored no tokens");
+      writeFileSync(file, JSON.stringify({ ...JSON.parse(readFileSync(file, "utf8")), expires_at: Date.now() - 60_000 }));
     },
     remove: () => rmSync(home, { recursive: true, force: true }),
   };
