@@ -121,7 +121,9 @@ async function revoke(deps: Deps, request: Request): Promise<Response> {
 
 async function register(deps: Deps, request: Request): Promise<Response> {
   const ip = addressBucket(clientIp(deps, request) ?? "unknown");
-  const limit = await deps.hot.rateLimit(`oauth-register:${ip}`, REGISTRATIONS_PER_HOUR, 3_600_000);
+  const limit = await deps.hot.rateLimit(`oauth-register:${ip}`, REGISTRATIONS_PER_HOUR, 3_600_000).catch(() => {
+    throw new AppError("unavailable", "Rate limiter unavailable", { retryAfter: 1 });
+  });
   if (!limit.allowed) throw new AppError("rate_limited", "Too many client registrations from this address; try again later", { retryAfter: limit.resetSeconds });
   let body: unknown;
   try {

@@ -293,6 +293,19 @@ describe("registration", () => {
     expect((await jsonOf(notJson)).error).toBe("invalid_client_metadata");
   });
 
+  test("at most 60 registrations per address and hour: then 429 problem+json carrying OAuth's error, with Retry-After", async () => {
+    const own = await startControlPlane();
+    try {
+      const client = new OAuthTestClient(BASE_URL, own.handle);
+      for (let i = 0; i < 60; i++) expect((await client.register()).status).toBe(201);
+      const res = await own.request("POST", "/oauth/register", { json: { redirect_uris: [REDIRECT_URI] } });
+      expect(Number(res.headers.get("retry-after"))).toBeGreaterThan(0);
+      expect(((await problemOf(res, 429, "rate_limited")) as { error?: string }).error).toBe("temporarily_unavailable");
+    } finally {
+      await own.close();
+    }
+  });
+
   test("a client asking for a secret is registered as a public client, and told so", async () => {
     const r = await oauth.register({ token_endpoint_auth_method: "client_secret_basic", redirect_uris: ["com.example.app:/cb"] });
     expect([r.status, r.body.token_endpoint_auth_method, r.body.client_secret]).toEqual([201, "none", undefined]);
