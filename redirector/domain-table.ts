@@ -11,6 +11,7 @@
 import type { Config } from "../shared/config.ts";
 import { requestHostname } from "../shared/domain.ts";
 import { parseIp } from "../shared/net/ip.ts";
+import { hostOf } from "../shared/webhooks/sender.ts";
 import { DOMAINS_CHANGED_CHANNEL, type Bus, type DomainStore, type LinkCache as HotLinkCache } from "../shared/ports.ts";
 
 /** What the pipeline needs of the domain a request is for. */
@@ -24,18 +25,6 @@ export interface ServedHost {
 export interface DomainTableOptions {
   /** How often the verified domains are re-read without being told (default 30 s). */
   refreshMs?: number;
-}
-
-/** The URL's host[:port], as the Host header gave it (Bun builds req.url from it), by slicing. */
-export function authorityOf(url: string): string {
-  const from = url.indexOf("//") + 2;
-  let end = from;
-  while (end < url.length) {
-    const c = url.charCodeAt(end);
-    if (c === 47 /* / */ || c === 63 /* ? */ || c === 35 /* # */) break;
-    end++;
-  }
-  return url.slice(from, end);
 }
 
 export class DomainTable {
@@ -75,7 +64,7 @@ export class DomainTable {
 
   /** Whether the URL is on a verified custom domain (whose every path is the redirector's: root, slugs, not-found). */
   isCustomDomain(url: string): boolean {
-    const host = this.resolve(authorityOf(url));
+    const host = this.resolve(hostOf(url));
     return host !== null && host !== this.base;
   }
 

@@ -12,7 +12,8 @@ import { linkKey, type CompiledLink } from "../shared/link.ts";
 import type { HotState } from "../shared/ports.ts";
 import { recordClick, type ClickRecorder } from "./click-event.ts";
 import { knownHits, settleHits, takeHit, type HitPolicy } from "./hit-policy.ts";
-import { authorityOf, type DomainTable } from "./domain-table.ts";
+import type { DomainTable } from "./domain-table.ts";
+import { hostOf } from "../shared/webhooks/sender.ts";
 import type { LinkCache } from "./link-cache.ts";
 import * as pages from "./pages.ts";
 import { checkPassword, formTooLargeResponse } from "./password-form.ts";
@@ -36,7 +37,7 @@ type UnlockOutcome = Extract<Outcome, { kind: "unlock" }>;
 
 /** One short-address request, from its URL (`req.url`, read once by the caller) to its Response. */
 export function serve(p: Pipeline, req: Request, server: Server<unknown>, url: string): Response | Promise<Response> {
-  const host = p.domains.resolve(authorityOf(url));
+  const host = p.domains.resolve(hostOf(url)); // the Host header, which Bun builds req.url from
   if (host === null) return pages.notFoundPage();
   const slug = slugOf(url);
   if (slug === null) return host.rootRedirect !== null && isRoot(url) ? domainRedirect(host.rootRedirect) : pages.notFoundPage();
