@@ -1,6 +1,7 @@
 /**
- * `npm run export -- --out FILE`: every account, API key (hashes only), link and rollup cell of the configured
- * storage (embedded SQLite under DATA_DIR, or Postgres in scale mode) as JSON lines (see export-format.ts),
+ * `npm run export -- --out FILE`: every account, API key (hashes only), link, rollup cell, event webhook endpoint
+ * (with its secret) and delivery of the configured storage (embedded SQLite under DATA_DIR, or Postgres in scale
+ * mode) as JSON lines (see export-format.ts),
  * read from one consistent snapshot while the service keeps running.
  *
  * The file is written next to FILE under a temporary name, readable by its owner only (it holds password
@@ -58,7 +59,10 @@ async function main(): Promise<number> {
   try {
     await store.migrate();
     const c = await exportTo(store, description, values.out);
-    console.log(`Exported ${c.account} accounts, ${c.apiKey} API keys, ${c.link} links and ${c.cell} click cells from ${description} to ${values.out}`);
+    console.log(
+      `Exported ${c.account} accounts, ${c.apiKey} API keys, ${c.link} links, ${c.cell} click cells, ${c.webhookEndpoint} webhook endpoints` +
+        ` and ${c.webhookDelivery} webhook deliveries from ${description} to ${values.out}`,
+    );
     return 0;
   } finally {
     await hot.close();

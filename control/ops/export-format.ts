@@ -5,20 +5,23 @@
  *   {"type":"account","data":{…}}        accounts, then
  *   {"type":"apiKey","data":{…}}         API keys (SHA-256 hashes only, never a key), then
  *   {"type":"link","data":{…}}           links (every declared field, shared/link-fields.ts, hits included), then
- *   {"type":"cell","data":{…}}           rollup cells (link, UTC hour, dimensions by name, bot, clicks, visitors)
- *   {"type":"end","counts":{"account":n,"apiKey":n,"link":n,"cell":n}}
+ *   {"type":"cell","data":{…}}           rollup cells (link, UTC hour, dimensions by name, bot, clicks, visitors), then
+ *   {"type":"webhookEndpoint","data":{…}} event webhook endpoints, their signing secrets included, then
+ *   {"type":"webhookDelivery","data":{…}} their deliveries: the outbox (pending) and the log (delivered, failed)
+ *   {"type":"end","counts":{"account":n,"apiKey":n,"link":n,"cell":n,"webhookEndpoint":n,"webhookDelivery":n}}
  *
  * The closing line lets import tell a complete file from a truncated one. Raw clicks, settled totals and
  * sessions are not exported: statistics read cells (settleDays makes the settled totals again from them), the
  * raw log is only kept for a while anyway, and signing in again is cheap. Files of earlier versions hold
- * "rollup" records (four dimensions) instead of cells; they still import, as cells.
+ * "rollup" records (four dimensions) instead of cells; they still import, as cells. Files written before event
+ * webhooks hold no endpoints or deliveries (their end record counts none).
  */
 import { Type as T, type Static, type TSchema } from "@sinclair/typebox";
-import { TypeCompiler } from "@sinclair/typebox/compiler";
 import { createReadStream } from "node:fs";
 import { createInterface } from "node:readline";
 import { linkFieldEntries, LinkRecordSchema } from "../../shared/link-fields.ts";
-import type { ExportRecord, ExportRecordType } from "../../shared/ports.ts";
+import { schemaErrors } from "../../shared/validation.ts";
+import { DELIVERY_STATUSES, WEBHOOK_EVENT_TYPES, type ExportRecord, type ExportRecordType } from "../../shared/ports.ts";
 
 /** A link record of a file written before a field existed gets that field's initial value. */
 function withInitialValues(data: unknown): unknown {
@@ -53,8 +56,22 @@ const Cell = T.Object({
   linkId: Id, hour: Millis, dims: DimValues, bot: T.Boolean(), clicks: T.Integer({ minimum: 0 }), visitors: T.Integer({ minimum: 0 }),
 });
 
-/** Files of earlier versions count rollups and no cells; these count cells (and rollups 0). */
-const Counts = T.Object({ account: Millis, apiKey: Millis, link: Millis, cell: T.Optional(Millis), rollup: T.Optional(Millis) });
+const EventType = T.Union(WEBHOOK_EVENT_TYPES.map((t) => T.Literal(t)));
+const WebhookEndpoint = T.Object({
+  id: Id, accountId: Id, url: T.String({ minLength: 1, maxLength: 2048 }), secret: T.String({ pattern: "^whsec_" }),
+  events: T.Array(EventType), active: T.Boolean(), createdAt: Millis, updatedAt: Millis,
+});
+const WebhookDelivery = T.Object({
+  id: Id, endpointId: Id, accountId: Id, eventType: EventType, payload: T.String(), createdAt: Millis,
+  status: T.Union(DELIVERY_STATUSES.map((s) => T.Literal(s))), attempts: T.Integer({ minimum: 0 }), nextAttemptAt: NullableMillis,
+  giveUpAt: Millis, lastAttemptAt: NullableMillis, lastError: NullableString, deliveredAt: NullableMillis,
+});
+
+/** Files of earlier versions count rollups and no cells, or no webhook records; these count all (rollups 0). */
+const Counts = T.Object({
+  account: Millis, apiKey: Millis, link: Millis, cell: T.Optional(Millis), rollup: T.Optional(Millis),
+  webhookEndpoint: T.Optional(Millis), webhookDelivery: T.Optional(Millis),
+});
 
 const Header = T.Object({
   type: T.Literal("header"), format: T.Literal(EXPORT_FORMAT), version: T.Integer(), exportedAt: T.String(),
@@ -65,20 +82,24 @@ const End = T.Object({ type: T.Literal("end"), counts: Counts });
 export type ExportHeader = Static<typeof Header>;
 export type ExportCounts = Required<Static<typeof Counts>>;
 
-const compile = <S extends TSchema>(s: S) => TypeCompiler.Compile(s);
-const checks = {
-  header: compile(Header),
-  end: compile(End),
-  account: compile(Account),
-  apiKey: compile(ApiKey),
-  link: compile(LinkRecordSchema),
-  cell: compile(Cell),
-  rollup: compile(Rollup),
+/**
+ * Each record type's schema, checked by the project's one validator (shared/validation.ts): the link's `format`s
+ * (uri) are what its published schema promises, not a check (compiled with them, every link of a file was refused
+ * as "Unknown format 'uri'").
+ */
+const RECORD_SCHEMAS: Record<ExportRecordType, TSchema> = {
+  account: Account,
+  apiKey: ApiKey,
+  link: LinkRecordSchema,
+  cell: Cell,
+  rollup: Rollup,
+  webhookEndpoint: WebhookEndpoint,
+  webhookDelivery: WebhookDelivery,
 };
 
-const RECORD_CHECKS: Record<ExportRecordType, { Check(v: unknown): boolean; Errors(v: unknown): { First(): { path: string; message: string } | undefined } }> = checks;
+const valid = <S extends TSchema>(schema: S, v: unknown): v is Static<S> => schemaErrors(schema, v).length === 0;
 
-export const emptyCounts = (): ExportCounts => ({ account: 0, apiKey: 0, link: 0, cell: 0, rollup: 0 });
+export const emptyCounts = (): ExportCounts => ({ account: 0, apiKey: 0, link: 0, cell: 0, rollup: 0, webhookEndpoint: 0, webhookDelivery: 0 });
 
 export function headerLine(source: string, exportedAt: Date): string {
   const header: ExportHeader = { type: "header", format: EXPORT_FORMAT, version: EXPORT_VERSION, exportedAt: exportedAt.toISOString(), source };
@@ -113,24 +134,21 @@ export function parseLine(text: string, line: number): ParsedLine {
   }
   const type = (value as { type?: unknown } | null)?.type;
   if (type === "header") {
-    if (!checks.header.Check(value)) throw new ExportFileError(line, `not a ${EXPORT_FORMAT} header`);
+    if (!valid(Header, value)) throw new ExportFileError(line, `not a ${EXPORT_FORMAT} header`);
     if (value.version !== EXPORT_VERSION) {
       throw new ExportFileError(line, `export format version ${value.version} is not supported (this version reads ${EXPORT_VERSION})`);
     }
     return { kind: "header", header: value };
   }
   if (type === "end") {
-    if (!checks.end.Check(value)) throw new ExportFileError(line, "malformed end record");
+    if (!valid(End, value)) throw new ExportFileError(line, "malformed end record");
     return { kind: "end", counts: allCounts(value.counts) };
   }
-  if (typeof type === "string" && Object.hasOwn(RECORD_CHECKS, type)) {
+  if (typeof type === "string" && Object.hasOwn(RECORD_SCHEMAS, type)) {
     const given = (value as { data?: unknown }).data;
     const data = type === "link" ? withInitialValues(given) : given;
-    const check = RECORD_CHECKS[type as ExportRecordType];
-    if (!check.Check(data)) {
-      const first = check.Errors(data).First();
-      throw new ExportFileError(line, `invalid ${type} record${first ? ` at ${first.path || "/"}: ${first.message}` : ""}`);
-    }
+    const [first] = schemaErrors(RECORD_SCHEMAS[type as ExportRecordType], data);
+    if (first) throw new ExportFileError(line, `invalid ${type} record at ${first.path}: ${first.message}`);
     return { kind: "record", record: { type, data } as ExportRecord };
   }
   throw new ExportFileError(line, "unknown record type");

@@ -87,8 +87,10 @@ async function main(): Promise<number> {
     await store.migrate();
     const { inserted: i, skipped: s } = await importFrom(store, path);
     console.log(
-      `Imported into ${description}: ${i.account} accounts, ${i.apiKey} API keys, ${i.link} links, ${i.cell} click cells` +
-        ` (already present or without owner, skipped: ${s.account} accounts, ${s.apiKey} API keys, ${s.link} links, ${s.cell} click cells)`,
+      `Imported into ${description}: ${i.account} accounts, ${i.apiKey} API keys, ${i.link} links, ${i.cell} click cells,` +
+        ` ${i.webhookEndpoint} webhook endpoints, ${i.webhookDelivery} webhook deliveries` +
+        ` (already present or without owner, skipped: ${s.account} accounts, ${s.apiKey} API keys, ${s.link} links, ${s.cell} click cells,` +
+        ` ${s.webhookEndpoint} webhook endpoints, ${s.webhookDelivery} webhook deliveries)`,
     );
     return 0;
   } finally {

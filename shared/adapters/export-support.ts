@@ -3,7 +3,9 @@
  * split by record type, and rollup cells to and from their export records (old files' rollups included).
  */
 import { cleanDimValue, DIMENSION_NAMES, encodeDims, type ClickDims } from "../clicks/dimensions.ts";
-import type { Account, ApiKeyRecord, ClickCellRecord, ClickRollupRecord, ExportRecord, ImportResult } from "../ports.ts";
+import type {
+  Account, ApiKeyRecord, ClickCellRecord, ClickRollupRecord, ExportRecord, ImportResult, WebhookDelivery, WebhookEndpoint,
+} from "../ports.ts";
 import type { LinkRecord } from "../link.ts";
 import type { CellSum } from "./click-log.ts";
 
@@ -16,6 +18,8 @@ export interface SplitBatch {
   links: LinkRecord[];
   /** Cell records and old files' rollups, as the cells they write. */
   cells: CellSum[];
+  webhookEndpoints: WebhookEndpoint[];
+  webhookDeliveries: WebhookDelivery[];
 }
 
 /** An old file's rollup as the cell it is: the four dimensions it knew, no bots, no visitors counted. */
@@ -34,7 +38,7 @@ function recordCell(r: ClickCellRecord): CellSum {
 
 /** Groups a batch by type, keeping input order within each type (owners are written first). */
 export function splitBatch(batch: ExportRecord[]): SplitBatch {
-  const out: SplitBatch = { accounts: [], apiKeys: [], links: [], cells: [] };
+  const out: SplitBatch = { accounts: [], apiKeys: [], links: [], cells: [], webhookEndpoints: [], webhookDeliveries: [] };
   for (const r of batch) {
     switch (r.type) {
       case "account":
@@ -52,6 +56,12 @@ export function splitBatch(batch: ExportRecord[]): SplitBatch {
       case "rollup":
         out.cells.push(rollupCell(r.data));
         break;
+      case "webhookEndpoint":
+        out.webhookEndpoints.push(r.data);
+        break;
+      case "webhookDelivery":
+        out.webhookDeliveries.push(r.data);
+        break;
     }
   }
   return out;
@@ -65,5 +75,7 @@ export function importResult(s: SplitBatch, inserted: Record<keyof SplitBatch, n
     link: of(inserted.links, s.links.length),
     cell: of(inserted.cells, s.cells.length),
     rollup: of(0, 0),
+    webhookEndpoint: of(inserted.webhookEndpoints, s.webhookEndpoints.length),
+    webhookDelivery: of(inserted.webhookDeliveries, s.webhookDeliveries.length),
   };
 }

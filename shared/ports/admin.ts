@@ -2,6 +2,7 @@
 import type { LinkRecord } from "../link.ts";
 import type { Account } from "./accounts.ts";
 import type { ClickCell } from "./clicks.ts";
+import type { WebhookDelivery, WebhookEndpoint } from "./event-webhooks.ts";
 import type { ApiKeyRecord } from "./keys.ts";
 
 export interface AdminStore {
@@ -21,14 +22,16 @@ export interface AdminStore {
   /** Whether any account exists (start-up says how to create the first key only when none does). */
   hasAccounts(): Promise<boolean>;
   /**
-   * Every account, API key (hashes only), link and rollup cell, in that order (owners before what they own),
+   * Every account, API key (hashes only), link, rollup cell, event webhook endpoint (with its secret) and delivery,
+   * in that order (owners before what they own),
    * from one consistent snapshot. Sessions, raw clicks and settled totals (settleDays makes them again from the
    * cells) are not exported. For `npm run export`.
    */
   exportAll(): AsyncIterable<ExportRecord>;
   /**
    * Writes records from exportAll (of either adapter) in one transaction. Idempotent: a record whose id or
-   * unique value (email, key hash, domain + slug, rollup cell) exists already is skipped, and so is one whose
+   * unique value (email, key hash, domain + slug, rollup cell, endpoint or delivery id) exists already is skipped,
+   * and so is one whose
    * owner is missing (e.g. its account was skipped). Owners must come before, or in the same batch as, what
    * they own. For `npm run import`.
    */
@@ -59,7 +62,11 @@ export type ExportRecord =
   | { type: "apiKey"; data: ApiKeyRecord }
   | { type: "link"; data: LinkRecord }
   | { type: "cell"; data: ClickCellRecord }
-  | { type: "rollup"; data: ClickRollupRecord };
+  | { type: "rollup"; data: ClickRollupRecord }
+  /** An event webhook endpoint, its signing secret included (the receivers keep verifying after a move). */
+  | { type: "webhookEndpoint"; data: WebhookEndpoint }
+  /** A delivery of the outbox and log: pending ones are sent from the new store, finished ones stay in the log. */
+  | { type: "webhookDelivery"; data: WebhookDelivery };
 
 export type ExportRecordType = ExportRecord["type"];
 

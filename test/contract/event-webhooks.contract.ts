@@ -4,8 +4,8 @@
  * and stay fair between accounts, attempts recorded only by the claim's holder, the log, send again, pruning.
  */
 import { describe, expect, test } from "bun:test";
-import type { Store, WebhookEndpoint, WebhookEventRecord, WebhookEventType } from "../../shared/ports.ts";
-import { linkFor, rejectionOf, storeContext, T0, uid } from "./store-harness.ts";
+import type { ExportRecord, Store, WebhookDelivery, WebhookEndpoint, WebhookEventRecord, WebhookEventType } from "../../shared/ports.ts";
+import { collect, linkFor, rejectionOf, storeContext, T0, uid } from "./store-harness.ts";
 
 const HOUR = 3_600_000;
 
@@ -258,6 +258,60 @@ export function runEventWebhookContract(name: string, make: () => Promise<Store>
         expect(await ctx.store.getLinkById(link.id)).toBeNull();
         await ctx.store.deleteLink(link.id, [event(a, "link.deleted", { linkId: link.id })]);
         expect(await log()).toEqual([`${deleted.id}_${e.id}`]);
+      });
+    });
+
+    describe("export and import (npm run export / import)", () => {
+      test("exportAll carries every endpoint, its secret included, and every delivery with every field, after the links", async () => {
+        const a = await ctx.newAccount();
+        const e = endpoint(a, { secret: `whsec_${uid()}`, active: false, events: ["link.deleted"] });
+        const live = endpoint(a);
+        for (const x of [e, live]) await ctx.store.createWebhookEndpoint(x);
+        await ctx.store.enqueueWebhookEvents([event(a, "link.created"), event(a, "link.created", { at: T0 + 1 })]);
+        const claimed = (await ctx.store.claimWebhookDeliveries(T0 + 5, T0 + 100, 10, 1000)).find((d) => d.accountId === a)!;
+        await ctx.store.finishWebhookAttempt(claimed.id, claimed.lease, { ok: false, at: T0 + 6, error: "answered HTTP 500", nextAttemptAt: T0 + 60 });
+        const records = await collect(ctx.store.exportAll());
+        const types = records.map((r) => r.type);
+        expect(types.indexOf("webhookEndpoint")).toBeGreaterThan(types.lastIndexOf("link"));
+        expect(types.lastIndexOf("webhookEndpoint")).toBeLessThan(types.indexOf("webhookDelivery"));
+        expect(records).toContainEqual({ type: "webhookEndpoint", data: e });
+        expect(records).toContainEqual({ type: "webhookEndpoint", data: live });
+        const log = (await ctx.store.listWebhookDeliveries(a, live.id, 10)).deliveries;
+        expect(log).toHaveLength(2);
+        expect(log.some((d) => d.lastError === "answered HTTP 500")).toBe(true);
+        for (const d of log) expect(records).toContainEqual({ type: "webhookDelivery", data: d });
+      });
+
+      test("importRecords writes another instance's endpoints and deliveries, skips them when present or without owner", async () => {
+        const account = { id: uid(), email: `hooks-${uid()}@example.com`, passwordHash: "$argon2id$x", createdAt: T0 };
+        const e = endpoint(account.id, { secret: "whsec_bW92ZWQ=", events: ["link.created", "link.clicked"] });
+        const pending: WebhookDelivery = {
+          id: `evt_${uid()}_${e.id}`, endpointId: e.id, accountId: account.id, eventType: "link.clicked", payload: '{"type":"link.clicked","ü":"\u00e9"}',
+          createdAt: T0, status: "pending", attempts: 3, nextAttemptAt: T0 + HOUR, giveUpAt: T0 + 24 * HOUR, lastAttemptAt: T0 + 10,
+          lastError: "no answer within 5 s", deliveredAt: null,
+        };
+        const delivered: WebhookDelivery = { ...pending, id: `evt_${uid()}_${e.id}`, eventType: "link.created", status: "delivered", attempts: 1, nextAttemptAt: null, lastError: null, deliveredAt: T0 + 1 };
+        const orphanEndpoint = endpoint(uid());
+        const orphanDelivery: WebhookDelivery = { ...pending, id: `evt_${uid()}_x`, endpointId: uid() };
+        const batch: ExportRecord[] = [
+          { type: "account", data: account },
+          { type: "webhookEndpoint", data: e },
+          { type: "webhookEndpoint", data: orphanEndpoint },
+          { type: "webhookDelivery", data: pending },
+          { type: "webhookDelivery", data: delivered },
+          { type: "webhookDelivery", data: orphanDelivery },
+        ];
+        const first = await ctx.store.importRecords(batch);
+        expect([first.webhookEndpoint, first.webhookDelivery]).toEqual([{ inserted: 1, skipped: 1 }, { inserted: 2, skipped: 1 }]);
+        expect(await ctx.store.getWebhookEndpoint(account.id, e.id)).toEqual(e);
+        expect(await ctx.store.listWebhookEndpoints(orphanEndpoint.accountId)).toEqual([]);
+        const log = (await ctx.store.listWebhookDeliveries(account.id, e.id, 10)).deliveries;
+        expect(log.sort((x, y) => (x.id < y.id ? -1 : 1))).toEqual([pending, delivered].sort((x, y) => (x.id < y.id ? -1 : 1)));
+        // The moved pending delivery is due and claimed as any other, with the moved secret.
+        const claimed = (await ctx.store.claimWebhookDeliveries(T0 + HOUR, T0 + 2 * HOUR, 10, 1000)).find((d) => d.id === pending.id);
+        expect(claimed).toMatchObject({ url: e.url, secret: e.secret, attempts: 3 });
+        const again = await ctx.store.importRecords(batch);
+        expect([again.webhookEndpoint, again.webhookDelivery]).toEqual([{ inserted: 0, skipped: 2 }, { inserted: 0, skipped: 3 }]);
       });
     });
 

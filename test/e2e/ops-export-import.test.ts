@@ -56,6 +56,7 @@ describe("export and import between SQLite and Postgres", () => {
   const exported = join(files, "backups", "clink.jsonl"); // a directory that does not exist yet: export creates it
   let d: Deployment;
   let key: string;
+  let hookSecret: string;
   let original: ExportRecord[];
   const slugs: string[] = [];
 
@@ -71,6 +72,12 @@ describe("export and import between SQLite and Postgres", () => {
       key = await createKey(source, "mover@example.com", "moving key");
       await createKey(source, "other@example.com");
       const c = api(source, key);
+      // Event webhook endpoints: one whose deliveries fail (nothing listens on port 9), paused before the move so the
+      // deployment leaves its pending deliveries as they were; one subscribed to deletes only (none happen).
+      const hook = await c.post("/api/v1/webhooks", { url: "http://127.0.0.1:9/hooks", events: ["link.created", "link.updated"] });
+      expect(hook.status).toBe(201);
+      hookSecret = hook.body.secret;
+      expect((await c.post("/api/v1/webhooks", { url: "http://127.0.0.1:9/deleted", events: ["link.deleted"] })).status).toBe(201);
       const full = await c.post("/api/v1/links", {
         url: "https://example.com/full?x=1",
         slug: "full-link",
@@ -109,6 +116,8 @@ describe("export and import between SQLite and Postgres", () => {
       }
       // (SIGTERM below writes any click still queued.)
       await waitFor("clicks written", async () => (await c.get("/api/v1/links/ab-link/stats")).body.totalClicks === 30);
+      await waitFor("a delivery attempted", async () => (await c.get(`/api/v1/webhooks/${hook.body.id}/deliveries`)).body.deliveries.some((x: { attempts: number }) => x.attempts > 0));
+      expect((await c.patch(`/api/v1/webhooks/${hook.body.id}`, { active: false })).status).toBe(200);
     } finally {
       expect(await source.stop()).toBe(0);
     }
@@ -138,18 +147,23 @@ describe("export and import between SQLite and Postgres", () => {
         link: 42,
         cell: original.filter((r) => r.type === "cell").length,
         rollup: 0,
+        webhookEndpoint: 2,
+        webhookDelivery: 42, // link.created of each link, to the first endpoint
       },
     });
     expect(lines.length).toBe(original.length + 2);
-    // Keys travel as hashes only.
+    // Keys travel as hashes only; webhook secrets as they are (receivers keep verifying with them).
     expect(readFileSync(exported, "utf8")).not.toContain(key);
+    expect(readFileSync(exported, "utf8")).toContain(hookSecret);
+    expect(r.stdout).toContain("2 webhook endpoints and 42 webhook deliveries");
   });
 
-  test("import into the running Postgres deployment: every account, key, link and rollup cell is identical", async () => {
+  test("import into the running Postgres deployment: every account, key, link, rollup cell, webhook endpoint and delivery is identical", async () => {
     const r = await runCli("import", [exported], d.env);
     expect(r.code).toBe(0);
     expect(r.stdout).toContain("Imported into Postgres");
     expect(r.stdout).toContain("2 accounts, 2 API keys, 42 links");
+    expect(r.stdout).toContain("2 webhook endpoints, 42 webhook deliveries");
 
     const pg = new PostgresStore(PG_URL, { schema: d.schema, max: 2 });
     try {
@@ -161,6 +175,10 @@ describe("export and import between SQLite and Postgres", () => {
       const after = links(moved);
       for (const slug of slugs) expect({ slug, link: after.get(slug) }).toEqual({ slug, link: before.get(slug) });
       expect(moved).toEqual(original);
+      // The endpoints moved with their secrets and their log: pending deliveries wait in the new outbox.
+      const endpoints = moved.filter((x) => x.type === "webhookEndpoint").map((x) => x.data as { secret: string; active: boolean });
+      expect(endpoints.map((e) => e.active).sort()).toEqual([false, true]);
+      expect(endpoints.some((e) => e.secret === hookSecret)).toBe(true);
     } finally {
       await pg.close();
     }
@@ -187,7 +205,7 @@ describe("export and import between SQLite and Postgres", () => {
       const before = await snapshot(pg);
       const r = await runCli("import", [exported], d.env);
       expect(r.code).toBe(0);
-      expect(r.stdout).toContain("0 accounts, 0 API keys, 0 links, 0 click cells (already present");
+      expect(r.stdout).toContain("0 accounts, 0 API keys, 0 links, 0 click cells, 0 webhook endpoints, 0 webhook deliveries (already present");
       expect(await snapshot(pg)).toEqual(before);
     } finally {
       await pg.close();

@@ -7,6 +7,8 @@ import type {
   AttemptResult, ClaimedDelivery, DeliveryPage, EventWebhookStore, WebhookDelivery, WebhookEndpoint, WebhookEventRecord, WebhookEventType,
 } from "../../ports/event-webhooks.ts";
 import type postgres from "postgres";
+import type { ExportRecord } from "../../ports/admin.ts";
+import { EXPORT_PAGE } from "../export-support.ts";
 import type { PostgresConnection } from "./connection.ts";
 import { cursorOf, endpointOf, eventWebhooksDdl, pageCursor, type EndpointRow } from "../event-webhook-rows.ts";
 
@@ -41,6 +43,52 @@ export async function writeWebhookEvents(sql: postgres.Sql | postgres.Transactio
     WHERE e.active AND position(',' || ev.type || ',' IN ',' || e.events || ',') > 0
     ON CONFLICT (id) DO NOTHING`;
   return r.count;
+}
+
+/** The endpoints (secrets included), then the deliveries, as export records, read on `tx` (the export's snapshot). */
+export async function* webhookExportRecords(tx: postgres.ReservedSql): AsyncIterable<ExportRecord> {
+  const endpoints = tx<EndpointRow[]>`SELECT ${tx.unsafe(ENDPOINT_COLUMNS)} FROM webhook_endpoints ORDER BY created_at, id`;
+  for await (const rows of endpoints.cursor(EXPORT_PAGE)) for (const r of rows) yield { type: "webhookEndpoint", data: endpointOf(r) };
+  const deliveries = tx<WebhookDelivery[]>`SELECT ${tx.unsafe(DELIVERY_COLUMNS)} FROM webhook_deliveries d ORDER BY d.created_at, d.id`;
+  for await (const rows of deliveries.cursor(EXPORT_PAGE)) for (const d of rows) yield { type: "webhookDelivery", data: { ...d } };
+}
+
+/**
+ * Writes imported endpoints and deliveries on `tx` (the import's transaction): one already there (same id) is
+ * skipped, and so is one whose owner is missing (an endpoint without its account, a delivery without its endpoint).
+ */
+export async function importWebhookRecords(tx: postgres.TransactionSql, endpoints: WebhookEndpoint[], deliveries: WebhookDelivery[]) {
+  let webhookEndpoints = 0;
+  let webhookDeliveries = 0;
+  if (endpoints.length > 0) {
+    const e = endpoints;
+    webhookEndpoints = (await tx`
+      INSERT INTO webhook_endpoints (id, account_id, url, secret, events, active, created_at, updated_at)
+      SELECT t.id, t.account_id, t.url, t.secret, t.events, t.active <> 0, t.created_at, t.updated_at FROM unnest(
+        ${e.map((x) => x.id)}::text[], ${e.map((x) => x.accountId)}::text[], ${e.map((x) => x.url)}::text[], ${e.map((x) => x.secret)}::text[],
+        ${e.map((x) => x.events.join(","))}::text[], ${e.map((x) => (x.active ? 1 : 0))}::integer[], ${e.map((x) => x.createdAt)}::bigint[],
+        ${e.map((x) => x.updatedAt)}::bigint[]
+      ) AS t(id, account_id, url, secret, events, active, created_at, updated_at)
+      WHERE EXISTS (SELECT 1 FROM accounts a WHERE a.id = t.account_id)
+      ON CONFLICT DO NOTHING`).count;
+  }
+  if (deliveries.length > 0) {
+    const d = deliveries;
+    webhookDeliveries = (await tx`
+      INSERT INTO webhook_deliveries (id, endpoint_id, account_id, event_type, payload, created_at, status, attempts, next_attempt_at,
+        give_up_at, last_attempt_at, last_error, delivered_at)
+      SELECT t.* FROM unnest(
+        ${d.map((x) => x.id)}::text[], ${d.map((x) => x.endpointId)}::text[], ${d.map((x) => x.accountId)}::text[],
+        ${d.map((x) => x.eventType)}::text[], ${d.map((x) => x.payload)}::text[], ${d.map((x) => x.createdAt)}::bigint[],
+        ${d.map((x) => x.status)}::text[], ${d.map((x) => x.attempts)}::integer[], ${d.map((x) => x.nextAttemptAt)}::bigint[],
+        ${d.map((x) => x.giveUpAt)}::bigint[], ${d.map((x) => x.lastAttemptAt)}::bigint[], ${d.map((x) => x.lastError)}::text[],
+        ${d.map((x) => x.deliveredAt)}::bigint[]
+      ) AS t(id, endpoint_id, account_id, event_type, payload, created_at, status, attempts, next_attempt_at, give_up_at,
+             last_attempt_at, last_error, delivered_at)
+      WHERE EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.id = t.endpoint_id AND e.account_id = t.account_id)
+      ON CONFLICT DO NOTHING`).count;
+  }
+  return { webhookEndpoints, webhookDeliveries };
 }
 
 export function postgresEventWebhooks(c: PostgresConnection): EventWebhookStore {

@@ -10,6 +10,7 @@ import { API_KEY_COLUMNS } from "./keys.ts";
 import { scopesText, toApiKeyRecord, type ApiKeyRow } from "../key-rows.ts";
 import { LINK_COLUMN_LIST, LINK_COLUMNS, sqliteInsertValues, sqliteRowToLink } from "../link-columns.ts";
 import { LINK_SELECT } from "./links.ts";
+import { importWebhookRecords, webhookExportRecords } from "./event-webhooks.ts";
 import { SQLITE_MIGRATIONS, applySqliteMigrations } from "./migrations.ts";
 import { LINK_DOMAINS_SQL } from "../link-store-support.ts";
 
@@ -71,6 +72,7 @@ export function sqliteAdmin(c: SqliteConnection): AdminStore {
           `SELECT link_id, hour, dims, bot, clicks, visitors FROM click_cells ORDER BY link_id, hour, dims, bot`,
         );
         for (const r of cells.iterate()) yield { type: "cell", data: toClickCell(r) };
+        yield* webhookExportRecords(db);
       } finally {
         if (!own) {
           if (db.inTransaction) db.run("COMMIT");
@@ -81,7 +83,7 @@ export function sqliteAdmin(c: SqliteConnection): AdminStore {
 
     async importRecords(batch: ExportRecord[]): Promise<ImportResult> {
       const s = splitBatch(batch);
-      const n = { accounts: 0, apiKeys: 0, links: 0, cells: 0 };
+      const n = { accounts: 0, apiKeys: 0, links: 0, cells: 0, webhookEndpoints: 0, webhookDeliveries: 0 };
       // A bare ON CONFLICT DO NOTHING covers every unique constraint (id, email, key hash, domain + slug);
       // the EXISTS clauses skip rows whose owner is missing instead of failing the batch on a foreign key.
       c.db
@@ -116,6 +118,7 @@ export function sqliteAdmin(c: SqliteConnection): AdminStore {
           const written = s.cells.filter((x) => cell.run(x.linkId, x.hour, x.dims, x.bot ? 1 : 0, x.clicks, x.visitors, x.linkId).changes > 0);
           n.cells = written.length;
           settleLate(c, written);
+          Object.assign(n, importWebhookRecords(c, s.webhookEndpoints, s.webhookDeliveries));
         })
         .immediate();
       return importResult(s, n);

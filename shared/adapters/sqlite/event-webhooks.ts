@@ -1,4 +1,6 @@
 /** The event-webhooks role of the SQLite store: endpoints and the outbox of their deliveries (migration 15). */
+import type { Database } from "bun:sqlite";
+import type { ExportRecord } from "../../ports/admin.ts";
 import type {
   AttemptResult, ClaimedDelivery, DeliveryPage, EventWebhookStore, WebhookDelivery, WebhookEndpoint, WebhookEventRecord, WebhookEventType,
 } from "../../ports/event-webhooks.ts";
@@ -56,6 +58,45 @@ export function writeWebhookEvents(c: SqliteConnection, events: readonly Webhook
   };
   for (const e of events) if (anyFor(e.type)) n += st.run(e.id, e.type, e.payload, e.at, e.giveUpAt, e.accountId, e.linkId).changes;
   return n;
+}
+
+/** The endpoints (secrets included), then the deliveries, as export records, read from `db` (the export's snapshot). */
+export function* webhookExportRecords(db: Database): Iterable<ExportRecord> {
+  for (const row of db.query<EndpointRow, []>(`${ENDPOINT_SELECT} ORDER BY created_at, id`).iterate()) {
+    yield { type: "webhookEndpoint", data: endpointOf(row) };
+  }
+  for (const d of db.query<WebhookDelivery, []>(`SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries d ORDER BY d.created_at, d.id`).iterate()) {
+    yield { type: "webhookDelivery", data: d };
+  }
+}
+
+/**
+ * Writes imported endpoints and deliveries, in the caller's transaction: one already there (same id) is skipped, and
+ * so is one whose owner is missing (an endpoint without its account, a delivery without its account's endpoint).
+ */
+export function importWebhookRecords(c: SqliteConnection, endpoints: WebhookEndpoint[], deliveries: WebhookDelivery[]) {
+  const endpoint = c.st(
+    `INSERT INTO webhook_endpoints (id, account_id, url, secret, events, active, created_at, updated_at)
+     SELECT ?, ?, ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM accounts WHERE id = ?) ON CONFLICT DO NOTHING`,
+  );
+  let webhookEndpoints = 0;
+  for (const e of endpoints) {
+    webhookEndpoints += endpoint.run(e.id, e.accountId, e.url, e.secret, e.events.join(","), e.active ? 1 : 0, e.createdAt, e.updatedAt, e.accountId).changes;
+  }
+  const delivery = c.st(
+    `INSERT INTO webhook_deliveries (id, endpoint_id, account_id, event_type, payload, created_at, status, attempts, next_attempt_at,
+       give_up_at, last_attempt_at, last_error, delivered_at)
+     SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM webhook_endpoints WHERE id = ? AND account_id = ?)
+     ON CONFLICT DO NOTHING`,
+  );
+  let webhookDeliveries = 0;
+  for (const d of deliveries) {
+    webhookDeliveries += delivery.run(
+      d.id, d.endpointId, d.accountId, d.eventType, d.payload, d.createdAt, d.status, d.attempts, d.nextAttemptAt,
+      d.giveUpAt, d.lastAttemptAt, d.lastError, d.deliveredAt, d.endpointId, d.accountId,
+    ).changes;
+  }
+  return { webhookEndpoints, webhookDeliveries };
 }
 
 export function sqliteEventWebhooks(c: SqliteConnection): EventWebhookStore {
