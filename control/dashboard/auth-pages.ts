@@ -35,6 +35,9 @@ interface AuthForm {
 
 const FIELDS: FieldRefs = { "/email": { label: "Email", id: "email" }, "/password": { label: "Password", id: "password" } };
 
+/** The `next` page carried between sign-in and sign-up, as a query string ("" when there is none). */
+const withNext = (next?: string) => (next ? `?next=${encodeURIComponent(safeNext(next))}` : "");
+
 function authPage(f: AuthForm): string {
   const signin = f.kind === "signin";
   const title = signin ? "Sign in" : "Create an account";
@@ -42,12 +45,12 @@ function authPage(f: AuthForm): string {
   const body = `<h1>${title}</h1>${flashBox(f.flash ?? null)}
 ${f.error ? errorSummary(f.error, FIELDS) : ""}
 <form method="post" action="/dashboard/${f.kind}" class="card">${csrfField(f.csrf)}
-${signin ? `<input type="hidden" name="next" value="${esc(safeNext(f.next))}">` : ""}
+${signin || f.next ? `<input type="hidden" name="next" value="${esc(safeNext(f.next))}">` : ""}
 <label for="email">Email</label><input id="email" name="email" type="email" required autocomplete="email" maxlength="254" value="${esc(f.email ?? "")}"${invalidAttrs(errors, "/email", "email")}>${fieldProblems(errors, "/email", FIELDS["/email"])}
 <label for="password">Password${signin ? "" : ' <span class="hint">(8-200 characters)</span>'}</label>
 <input id="password" name="password" type="password" required maxlength="200" ${signin ? 'autocomplete="current-password"' : 'minlength="8" autocomplete="new-password"'}${invalidAttrs(errors, "/password", "password")}>${fieldProblems(errors, "/password", FIELDS["/password"])}
 <div class="actions"><button type="submit" class="btn-primary">${signin ? "Sign in" : "Create account"}</button></div></form>
-${signin && !f.signupOpen ? "" : `<p class="muted">${signin ? 'No account yet? <a href="/dashboard/signup">Create one</a>.' : 'Already registered? <a href="/dashboard/signin">Sign in</a>.'}</p>`}`;
+${signin && !f.signupOpen ? "" : `<p class="muted">${signin ? `No account yet? <a href="/dashboard/signup${withNext(f.next)}">Create one</a>.` : `Already registered? <a href="/dashboard/signin${withNext(f.next)}">Sign in</a>.`}</p>`}`;
   return layout({ title, body, narrow: true });
 }
 
@@ -98,7 +101,7 @@ export async function signUpPage(ctx: RequestCtx): Promise<Response> {
   if (ctx.deps.config.signup === "closed") return signupClosed(200);
   if (await signedIn(ctx)) return redirect("/dashboard/links");
   const { token, setCookie } = anonCsrf(ctx);
-  return htmlResponse(200, authPage({ kind: "signup", csrf: token }), { "set-cookie": setCookie });
+  return htmlResponse(200, authPage({ kind: "signup", csrf: token, next: ctx.url.searchParams.get("next") ?? undefined }), { "set-cookie": setCookie });
 }
 
 export async function signUp({ ctx, form }: FormCtx<RequestCtx>): Promise<Response> {
@@ -110,11 +113,12 @@ export async function signUp({ ctx, form }: FormCtx<RequestCtx>): Promise<Respon
   try {
     const account = await createAccount(ctx.deps, email, field(form, "password"));
     const { token } = await startSession(ctx.deps, account.id);
-    return redirect("/dashboard/links?flash=welcome", [sessionCookie(ctx, token)]);
+    // Sent here from a page that needs an account (an application's consent page): back there.
+    return redirect(field(form, "next") ? safeNext(field(form, "next")) : "/dashboard/links?flash=welcome", [sessionCookie(ctx, token)]);
   } catch (e) {
     if (!(e instanceof AppError) || e.code !== "invalid_input") throw e;
     const error = { detail: e.message, errors: e.errors ?? [] };
-    return htmlResponse(400, authPage({ kind: "signup", csrf: field(form, "_csrf"), email, error }));
+    return htmlResponse(400, authPage({ kind: "signup", csrf: field(form, "_csrf"), email, error, next: field(form, "next") || undefined }));
   }
 }
 

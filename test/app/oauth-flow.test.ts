@@ -8,7 +8,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { OAuthMetadataSchema, OAuthProtectedResourceMetadataSchema } from "@modelcontextprotocol/sdk/shared/auth.js";
 import { SCOPES } from "../../shared/enums.ts";
-import { csrfOf } from "../helpers/dashboard-visitor.ts";
+import { csrfOf, formFieldsOf } from "../helpers/dashboard-visitor.ts";
 import { BASE_URL, jsonOf, passwordOf, problemOf, startControlPlane, type InProcessControlPlane } from "../helpers/in-process.ts";
 import { OAuthTestClient, REDIRECT_URI } from "../helpers/oauth-client.ts";
 
@@ -205,6 +205,22 @@ describe("the authorization code flow", () => {
     // Another client of the same account gains nothing from it.
     const other = await oauth.connect(v, { scope: "stats:read" });
     expect(other.tokens.scope).toBe("stats:read");
+  });
+
+  test("someone without an account signs up from the sign-in page and comes back to the consent page", async () => {
+    const client = (await oauth.register()).body;
+    const { params } = oauth.authorizationParams(client.client_id);
+    const v = oauth.visitor();
+    const consentPath = (await v.get(`/oauth/authorize?${new URLSearchParams(params)}`)).headers.get("location")!;
+    const signinPath = (await v.get(consentPath)).headers.get("location")!;
+    const signin = await v.get(signinPath);
+    const signupPath = /href="(\/dashboard\/signup[^"]*)"/.exec(signin.html)![1]!.replaceAll("&amp;", "&");
+    expect(signupPath).toBe(`/dashboard/signup?next=${encodeURIComponent(consentPath)}`);
+    const signup = await v.get(signupPath);
+    // The form as the browser posts it: its hidden next field carries the consent page on.
+    const done = await v.post("/dashboard/signup", { ...formFieldsOf(signup.html), email: "newcomer@example.com", password: "a good long password" });
+    expect([done.status, done.headers.get("location")]).toEqual([303, consentPath]);
+    expect((await v.get(consentPath)).html).toContain("Connect “Test assistant”?");
   });
 
   test("deny sends access_denied with the state to the client; nothing is issued", async () => {
