@@ -5,6 +5,7 @@
  * (the DNS check answered by a DNS server on loopback) get certificates on their first visit and redirect their own
  * links over HTTPS; an unverified name gets no certificate at all.
  *
+ * Caddy runs the shipped deploy/Caddyfile.embedded, with test-only global options (internal CA, ports, storage).
  * clink runs in this process (the control plane and the redirector on one Bun.serve, as the embedded server wires
  * them), so the check's resolver can be the test's: the names resolve nowhere else on this machine.
  */
@@ -16,7 +17,7 @@ import { createRedirector, type Redirector } from "../../redirector/handler.ts";
 import { caddyExecutable } from "../setup/caddy.ts";
 import { startDnsServer, type TestDnsServer } from "../helpers/dns-server.ts";
 import { jsonOf, startControlPlane, type InProcessControlPlane } from "../helpers/in-process.ts";
-import { freePort } from "../helpers/server.ts";
+import { freePort, REPO_ROOT } from "../helpers/server.ts";
 
 const STEP_MS = 15_000;
 
@@ -65,29 +66,16 @@ beforeAll(async () => {
   httpsPort = await freePort();
   const httpPort = await freePort();
   const caddyfile = join(dir, "Caddyfile");
-  // docs/domains.md's Caddyfile, with the internal CA instead of Let's Encrypt and test ports and storage.
-  writeFileSync(caddyfile, `{
-	admin off
-	storage file_system ${join(dir, "data")}
-	http_port ${httpPort}
-	https_port ${httpsPort}
-	local_certs
-	skip_install_trust
-	on_demand_tls {
-		ask http://127.0.0.1:${clink.port}/api/internal/tls-ask
-	}
-}
-
-https:// {
-	tls internal {
-		on_demand
-	}
-	reverse_proxy 127.0.0.1:${clink.port}
-}
-`);
+  // The shipped deploy/Caddyfile.embedded (docs/domains.md), with test-only global options: Caddy's internal CA
+  // instead of Let's Encrypt, free ports, its own storage, no admin endpoint.
+  const shipped = readFileSync(join(REPO_ROOT, "deploy/Caddyfile.embedded"), "utf8");
+  const testOptions = `{\n\tadmin off\n\tlocal_certs\n\tskip_install_trust\n\thttp_port ${httpPort}\n\thttps_port ${httpsPort}\n\tstorage file_system ${join(dir, "data")}\n`;
+  expect(shipped).toContain("\n{\n\t# Custom domains");
+  writeFileSync(caddyfile, shipped.replace("\n{\n\t# Custom domains", `\n${testOptions}\t# Custom domains`));
   caddy = Bun.spawn([caddyPath, "run", "--config", caddyfile, "--adapter", "caddyfile"], {
-    cwd: dir, env: { ...process.env, HOME: dir, XDG_DATA_HOME: join(dir, "xdg-data"), XDG_CONFIG_HOME: join(dir, "xdg-config") },
-    stdout: "pipe", stderr: "pipe",
+    cwd: dir, env: { ...process.env, SITE_ADDRESS: "https://links.localhost", CLINK_UPSTREAM: `127.0.0.1:${clink.port}`, HOME: dir, XDG_DATA_HOME: join(dir, "xdg-data"), XDG_CONFIG_HOME: join(dir, "xdg-config") },
+    // Caddy's log to a file (a pipe nobody reads could fill and stall it); kept in the temp dir until the end.
+    stdout: "ignore", stderr: Bun.file(join(dir, "caddy.log")),
   });
   // Caddy makes its root CA at start; it is listening once the port takes connections.
   await until("Caddy's root certificate", () => (existsSync(rootCertPath()) ? true : undefined));
@@ -142,6 +130,10 @@ test("two verified domains get certificates on their first visit and redirect th
     expect([host, res.status, res.headers.get("location")]).toEqual([host, 302, to]);
   }
   expect(asked).toEqual(expect.arrayContaining(["a.localhost", "b.localhost"]));
+  // The base domain (SITE_ADDRESS) keeps its own certificate and its own links.
+  await cp.request("POST", "/api/v1/links", { key, json: { url: "https://base.example.com/", slug: "launch" } });
+  const base = await viaCaddy("links.localhost", "/launch");
+  expect([base.status, base.headers.get("location")]).toEqual([302, "https://base.example.com/"]);
   expect(existsSync(join(dir, "data", "certificates", "local", "a.localhost"))).toBe(true);
 
   // Added but not verified: clink's ask says no, Caddy issues nothing, the handshake fails.
