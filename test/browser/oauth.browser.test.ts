@@ -3,7 +3,8 @@
  * application registers, the browser opens /oauth/authorize, signs in, sees the consent page and allows; Chromium
  * then follows the redirect to the application's loopback callback (the consent page's CSP lets its form lead
  * there: browsers apply form-action to the redirect after a post). The consent and Connected applications pages
- * pass axe-core with no serious or critical violation and are saved as screenshots; Disconnect ends the token.
+ * pass axe-core with no serious or critical violation and fit a phone's width, saved as screenshots at both sizes;
+ * Disconnect ends the token.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { mkdirSync } from "node:fs";
@@ -44,9 +45,14 @@ afterAll(async () => {
   await server?.stop();
 });
 
+/** axe-core finds nothing serious, the page fits a desktop's and a phone's width; screenshots of both. */
 async function check(name: string): Promise<void> {
-  expect(await axeProblems(page)).toEqual([]);
-  await page.screenshot({ path: join(SCREENSHOTS, `desktop-${name}.png`), fullPage: true });
+  for (const [size, viewport] of [["phone", { width: 390, height: 844 }], ["desktop", { width: 1280, height: 800 }]] as const) {
+    await page.setViewportSize(viewport);
+    expect(await axeProblems(page)).toEqual([]);
+    expect(await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)).toBeLessThanOrEqual(0);
+    await page.screenshot({ path: join(SCREENSHOTS, `${size}-${name}.png`), fullPage: true });
+  }
 }
 
 test("sign in, consent and allow in Chromium: the browser lands on the application's loopback callback with a code that works", async () => {
