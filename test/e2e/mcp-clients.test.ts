@@ -145,6 +145,15 @@ describe("mcp-remote, the stdio bridge", () => {
     expect(JSON.parse(missing.content[0].text)).toMatchObject({ status: 404, code: "not_found" });
   }, FLOW_MS);
 
+  test("with a wrong key in --header: it offers the sign-in page instead (as docs/mcp.md warns)", async () => {
+    const box = sandbox();
+    const peer = bridge(mcpRemoteCommand(`${server.url}/mcp`, "--header", `Authorization: Bearer ck_${"x".repeat(40)}`), box.env);
+    const initialized = initialize(peer);
+    initialized.catch(() => {}); // it waits for a sign-in that never comes; closed below
+    expect(new URL(await authorizationUrlOf(box, initialized)).pathname).toBe("/oauth/authorize");
+    await peer.close();
+  }, FLOW_MS);
+
   test("with OAuth: the browser signs in and consents, then the tools work; a restart needs no browser, nor does an expired token (refreshed); the Inspector uses the token", async () => {
     const person = await newAccount(server, "bridge-oauth@example.com");
     const box = sandbox();

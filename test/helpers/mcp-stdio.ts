@@ -21,7 +21,7 @@ export interface StdioPeer {
   notify(method: string, params?: Record<string, unknown>): void;
   /** Everything the child wrote to stderr so far. */
   readonly stderr: string;
-  /** Closes stdin (how a client ends a stdio server), SIGKILL after 5 s; resolves to the exit code. */
+  /** Closes stdin (how a client ends a stdio server), SIGTERM after 1 s, SIGKILL after 5 s; resolves to the exit code. */
   close(): Promise<number>;
 }
 
@@ -111,11 +111,13 @@ export function spawnStdio(cmd: string[], opts: { env: Record<string, string>; c
     },
     async close() {
       if (!exited) void proc.stdin.end();
-      const timer = setTimeout(() => proc.kill("SIGKILL"), CLOSE_GRACE_MS);
+      const term = setTimeout(() => proc.kill("SIGTERM"), CLOSE_GRACE_MS / 5);
+      const kill = setTimeout(() => proc.kill("SIGKILL"), CLOSE_GRACE_MS);
       try {
         return await proc.exited;
       } finally {
-        clearTimeout(timer);
+        clearTimeout(term);
+        clearTimeout(kill);
       }
     },
   };
