@@ -22,6 +22,7 @@
  *   POST /dashboard/links/:slug/webhook/resume   resumes a paused webhook
  *   GET  /dashboard/webhooks             POST the same (303; the GET after it shows the secret once)
  *   GET  /dashboard/webhooks/:id         the delivery log; POST …/active, …/delete, …/deliveries/:deliveryId/retry
+ *   GET  /dashboard/domains              POST the same (add); POST …/:id/verify, …/:id/delete (domains-page.ts)
  *
  * Every POST that changes something answers 303 to a page (POST-redirect-GET: a reload repeats nothing); a form
  * that is refused comes back with its problems (form-errors.ts) and nothing done.
@@ -45,6 +46,7 @@ import { serveAsset } from "./static.ts";
 import { importJobPage, importsIndex, importUpload } from "../imports/dashboard.ts";
 import { createWebhookAction, deleteWebhookAction, retryDeliveryAction, setWebhookActiveAction, webhookPage, webhooksIndex } from "./webhooks-page.ts";
 import { qrFile, statsPage } from "./stats-page.ts";
+import { addDomainAction, deleteDomainAction, domainsIndex, verifyDomainAction } from "./domains-page.ts";
 
 type Handler = (ctx: RequestCtx) => Promise<Response>;
 
@@ -119,6 +121,10 @@ export function dashboardRoutes(deps: Deps, auth: KeyAuthenticator) {
     .post("/dashboard/webhooks/:id/active", run(withSessionForm(setWebhookActiveAction)))
     .post("/dashboard/webhooks/:id/delete", run(withSessionForm(deleteWebhookAction)))
     .post("/dashboard/webhooks/:id/deliveries/:deliveryId/retry", run(withSessionForm(retryDeliveryAction)))
+    .get("/dashboard/domains", run(withSession(domainsIndex)))
+    .post("/dashboard/domains", run(withSessionForm(addDomainAction)))
+    .post("/dashboard/domains/:id/verify", run(withSessionForm(verifyDomainAction)))
+    .post("/dashboard/domains/:id/delete", run(withSessionForm(deleteDomainAction)))
     .get("/dashboard/imports", run(withSession(importsIndex)))
     .post("/dashboard/imports", run(importUpload))
     .get("/dashboard/imports/:id", run(withSession(importJobPage)))
