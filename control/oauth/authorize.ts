@@ -10,7 +10,7 @@ import { resourceUrl, type ProtectedResource } from "../auth/challenge.ts";
 import type { Deps } from "../deps.ts";
 import { resolveClient, type OAuthClient } from "./clients.ts";
 import { OAuthError, type OAuthErrorCode } from "./errors.ts";
-import { redirectUriMatches, redirectWith } from "./redirect-uris.ts";
+import { pointsAtUs, redirectUriMatches, redirectWith } from "./redirect-uris.ts";
 import { CODE_TTL_MS, hashOf, isS256Challenge, newAuthorizationCode } from "./tokens.ts";
 
 /** The parameters an authorization request carries, as the consent form passes them on. */
@@ -72,6 +72,8 @@ export async function checkAuthorizationRequest(deps: Deps, params: URLSearchPar
   if (!redirectUriMatches(redirectUri, client.redirectUris)) {
     return { ok: false, page: `The application asked to return to an address it did not register (${redirectUri.slice(0, 200)}). Nothing was sent there.` };
   }
+  // A metadata document's redirect URIs (or a loopback port) may still lead back to us: refused the same way.
+  if (pointsAtUs(deps.config, redirectUri)) return { ok: false, page: "The application asked to return to this server itself. Nothing was sent there." };
   const state = params.get("state") ?? undefined;
   const fail = (error: OAuthErrorCode, description: string): AuthorizeCheck => ({
     ok: false,

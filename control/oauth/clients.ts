@@ -10,7 +10,7 @@ import type { OAuthClientRecord } from "../../shared/ports/oauth.ts";
 import type { Deps } from "../deps.ts";
 import { clientDocument, isClientIdUrl } from "./client-documents.ts";
 import { OAuthError } from "./errors.ts";
-import { redirectUriProblem } from "./redirect-uris.ts";
+import { pointsAtUs, redirectUriProblem } from "./redirect-uris.ts";
 
 const CLIENT_ID_PREFIX = "clid_";
 const MAX_REDIRECT_URIS = 20;
@@ -75,7 +75,7 @@ export async function registerClient(deps: Deps, body: unknown): Promise<OAuthCl
     throw new OAuthError("invalid_redirect_uri", `redirect_uris must be a list of 1 to ${MAX_REDIRECT_URIS} URIs`);
   }
   for (const u of uris as string[]) {
-    const problem = redirectUriProblem(u);
+    const problem = redirectUriProblem(u) ?? (pointsAtUs(deps.config, u) ? "points at this server" : null);
     if (problem) throw new OAuthError("invalid_redirect_uri", `The redirect URI ${u.slice(0, 200)} ${problem}`);
   }
   const grantTypes = b.grant_types;

@@ -5,6 +5,9 @@
  * §7.1 `com.example.app:/callback`, and in practice `cursor://…` or `vscode://…`), never one a browser runs or
  * reads itself (javascript:, data:, file: …).
  */
+import { isOwnHost, ownHostsOf, type OwnHosts } from "../../shared/link-input.ts";
+import type { Config } from "../../shared/config.ts";
+
 const LOOPBACK_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]"]);
 const BROWSER_SCHEMES = new Set([
   "javascript:", "data:", "vbscript:", "file:", "blob:", "about:", "filesystem:", "view-source:", "ftp:", "ws:", "wss:", "chrome:", "edge:",
@@ -57,4 +60,17 @@ export function redirectWith(redirectUri: string, params: Record<string, string 
   const u = new URL(redirectUri);
   for (const [k, v] of Object.entries(params)) if (v !== undefined) u.searchParams.append(k, v);
   return u.href;
+}
+
+const ownHostsByConfig = new WeakMap<Config, OwnHosts>();
+
+/**
+ * Whether `uri` leads back to this service (its base URL, OWN_HOSTS, or its own loopback port): a client has no
+ * business receiving codes here, and a short link there could forward them anywhere while the consent page named us.
+ */
+export function pointsAtUs(config: Config, uri: string): boolean {
+  let own = ownHostsByConfig.get(config);
+  if (!own) ownHostsByConfig.set(config, (own = ownHostsOf([config.baseUrl, ...config.ownBaseUrls], config.port)));
+  const u = URL.canParse(uri) ? new URL(uri) : null;
+  return u !== null && (u.protocol === "http:" || u.protocol === "https:") && isOwnHost(u, own);
 }

@@ -282,6 +282,7 @@ describe("registration", () => {
       [{ redirect_uris: ["javascript:alert(1)"] }, "invalid_redirect_uri"],
       [{ redirect_uris: ["http://evil.example/cb"] }, "invalid_redirect_uri"],
       [{ redirect_uris: ["https://app.example/cb#frag"] }, "invalid_redirect_uri"],
+      [{ redirect_uris: [`https://clink.test/some-link`] }, "invalid_redirect_uri"],
       [{ redirect_uris: ["https://app.example/cb"], grant_types: ["client_credentials"] }, "invalid_client_metadata"],
       [{ redirect_uris: ["https://app.example/cb"], client_name: 5 }, "invalid_client_metadata"],
     ];

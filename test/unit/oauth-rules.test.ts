@@ -3,7 +3,8 @@ import { describe, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
 import { grantedScopes, resourceKindOf } from "../../control/oauth/authorize.ts";
 import { OAuthError } from "../../control/oauth/errors.ts";
-import { redirectUriMatches, redirectUriProblem, redirectWith } from "../../control/oauth/redirect-uris.ts";
+import { pointsAtUs, redirectUriMatches, redirectUriProblem, redirectWith } from "../../control/oauth/redirect-uris.ts";
+import { loadConfig } from "../../shared/config.ts";
 import { isS256Challenge, pkceMatches } from "../../control/oauth/tokens.ts";
 
 describe("redirect URIs", () => {
@@ -27,6 +28,16 @@ describe("redirect URIs", () => {
     for (const no of ["http://127.0.0.1:53121/callback/x", "http://localhost:53121/callback", "https://app.example/cb", "https://app.example/cb?x=1&y=2",
       "https://app.example:444/cb?x=1", "http://127.0.0.1:1/callback#f"]) {
       expect([no, redirectUriMatches(no, registered)]).toEqual([no, false]);
+    }
+  });
+
+  test("a redirect URI that leads back to this service is ours, not a client's (base, OWN_HOSTS, our loopback port)", () => {
+    const config = loadConfig({ BASE_URL: "http://localhost:3000", PORT: "3000", OWN_HOSTS: "links.example", DATA_DIR: "/tmp/clink-unused" });
+    for (const uri of ["http://localhost:3000/cb", "http://127.0.0.1:3000/x", "https://links.example/abc", "http://links.example/abc"]) {
+      expect([uri, pointsAtUs(config, uri)]).toEqual([uri, true]);
+    }
+    for (const uri of ["http://127.0.0.1:4000/cb", "https://app.example/cb", "com.example.app:/cb"]) {
+      expect([uri, pointsAtUs(config, uri)]).toEqual([uri, false]);
     }
   });
 
