@@ -4,12 +4,12 @@
  * 2026-07-28), and mcp-remote (the stdio bridge of Claude Desktop, Cursor and others, here on 2025-06-18) with a key;
  * mcp-remote signing in with OAuth, its browser step (sign-in, consent) driven in Chromium, then listing and
  * calling tools, and starting again later without a browser, also once its access token has expired (refreshed);
- * the Inspector with the access token it got. The
+ * the Inspector with the access token it got; the account holder disconnecting it in the dashboard ends both. The
  * documents' connection examples, the Inspector signing in by itself among them, are run in
  * test/e2e/mcp-clients-docs.test.ts.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { authorizationUrlOf, authorizeInBrowser, clientSandbox, inspectorCli, mcpRemoteCommand, newAccount, type ClientSandbox } from "../helpers/mcp-clients.ts";
+import { authorizationUrlOf, authorizeInBrowser, clientSandbox, disconnectInBrowser, inspectorCli, mcpRemoteCommand, newAccount, type ClientSandbox } from "../helpers/mcp-clients.ts";
 import { initialize, PROTOCOL_VERSION, spawnStdio, type StdioPeer } from "../helpers/mcp-stdio.ts";
 import { freePort, startServer, type TestServer } from "../helpers/server.ts";
 
@@ -154,7 +154,7 @@ describe("mcp-remote, the stdio bridge", () => {
     await peer.close();
   }, FLOW_MS);
 
-  test("with OAuth: the browser signs in and consents, then the tools work; a restart needs no browser, nor does an expired token (refreshed); the Inspector uses the token", async () => {
+  test("with OAuth: the browser signs in and consents, then the tools work; a restart needs no browser, nor does an expired token (refreshed); the Inspector uses the token; disconnected in the dashboard, it must ask again", async () => {
     const person = await newAccount(server, "bridge-oauth@example.com");
     const box = sandbox();
     const callbackPort = String(await freePort());
@@ -205,5 +205,17 @@ describe("mcp-remote, the stdio bridge", () => {
       box.env,
     );
     expect(structured(got.result)).toEqual(created);
+
+    // The account holder disconnects it in the dashboard: the token is refused at once, the bridge must ask again.
+    const { before, after } = await disconnectInBrowser(server.url, person, "MCP CLI Proxy");
+    expect(before).not.toContain("never"); // its last use is shown
+    expect(after).not.toContain("MCP CLI Proxy");
+    await expect(
+      inspectorCli([`${server.url}/mcp`, "--transport", "http", "--header", `Authorization: Bearer ${token}`, "--stored-auth-only", "--method", "tools/list"], box.env),
+    ).rejects.toThrow(/auth_required[\s\S]*401/);
+    const refused = later.request("tools/list");
+    refused.catch(() => {}); // it waits for a sign-in that never comes; closed below
+    expect(new URL(await authorizationUrlOf(box, refused)).pathname).toBe("/oauth/authorize");
+    await later.close();
   }, FLOW_MS * 2);
 });

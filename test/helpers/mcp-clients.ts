@@ -10,7 +10,7 @@
  */
 import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { chromium } from "playwright-core";
+import { chromium, type Page } from "playwright-core";
 import { chromiumExecutable, ensureChromium } from "../setup/chromium.ts";
 import { CHROMIUM_ARGS } from "./browser.ts";
 import { tail } from "./mcp-stdio.ts";
@@ -130,31 +130,55 @@ export interface BrowserSignIn {
 }
 
 /**
- * The person's part of an OAuth sign-in in Chromium: opens `authorizationUrl`, signs in on the dashboard's form
- * (the request is not signed in yet), reads the consent page and presses Allow; resolves once the browser has
- * reached the client's redirect URI. Chromium is installed when missing (test/setup/chromium.ts).
+ * Opens `url` in a fresh Chromium (installed when missing, test/setup/chromium.ts), where the dashboard asks the
+ * person to sign in first, signs in on its form, and hands the page that follows to `work`.
  */
-export async function authorizeInBrowser(authorizationUrl: string, person: Pick<Person, "email" | "password">): Promise<BrowserSignIn> {
+async function signedInPage<T>(url: string, person: Pick<Person, "email" | "password">, work: (page: Page) => Promise<T>): Promise<T> {
   const problem = ensureChromium();
   if (problem) throw new Error(problem);
-  const redirectUri = new URL(new URL(authorizationUrl).searchParams.get("redirect_uri") ?? "");
   const browser = await chromium.launch({ executablePath: chromiumExecutable(), args: CHROMIUM_ARGS, timeout: BROWSER_STEP_MS });
   try {
     const page = await browser.newPage();
     page.setDefaultTimeout(BROWSER_STEP_MS);
-    await page.goto(authorizationUrl);
+    page.on("dialog", (d) => void d.accept()); // the dashboard's "Disconnect …?" confirmation
+    await page.goto(url);
     await page.getByLabel("Email").fill(person.email);
     await page.getByLabel("Password").fill(person.password);
     await page.getByRole("button", { name: "Sign in" }).click();
+    return await work(page);
+  } finally {
+    await browser.close();
+  }
+}
+
+/**
+ * The person's part of an OAuth sign-in: opens `authorizationUrl`, signs in, reads the consent page and presses
+ * Allow; resolves once the browser has reached the client's redirect URI.
+ */
+export function authorizeInBrowser(authorizationUrl: string, person: Pick<Person, "email" | "password">): Promise<BrowserSignIn> {
+  const redirectUri = new URL(new URL(authorizationUrl).searchParams.get("redirect_uri") ?? "");
+  return signedInPage(authorizationUrl, person, async (page) => {
     await page.getByRole("heading", { name: /^Connect/ }).waitFor();
     const consent = await page.locator("main").innerText();
     await page.getByRole("button", { name: "Allow" }).click();
     await page.waitForURL((u) => u.origin === redirectUri.origin && u.pathname === redirectUri.pathname);
     await page.waitForLoadState();
     return { consent, done: await page.locator("body").innerText() };
-  } finally {
-    await browser.close();
-  }
+  });
+}
+
+/**
+ * The account holder disconnects the application named `appName` on the dashboard's Connected applications page;
+ * resolves to the page's text before (the row as shown) and after.
+ */
+export function disconnectInBrowser(baseUrl: string, person: Pick<Person, "email" | "password">, appName: string): Promise<{ before: string; after: string }> {
+  return signedInPage(`${baseUrl}/dashboard/apps`, person, async (page) => {
+    const row = page.getByRole("row").filter({ hasText: appName });
+    const before = await row.innerText();
+    await row.getByRole("button", { name: "Disconnect" }).click();
+    await page.getByRole("status").waitFor();
+    return { before, after: await page.locator("main").innerText() };
+  });
 }
 
 /**
