@@ -52,28 +52,38 @@ export function grantedScopes(asked: string | null, registered: Scope[] | null):
   return [...new Set(known)];
 }
 
-/** Checks an authorization request's parameters (query of GET /oauth/authorize, or the consent form). */
-export async function checkAuthorizationRequest(deps: Deps, params: URLSearchParams): Promise<AuthorizeCheck> {
+/**
+ * The client and the redirect URI the answer may go to, or the words of a page: until both are known good, nothing
+ * is sent anywhere.
+ */
+async function trustedClient(deps: Deps, params: URLSearchParams): Promise<{ client: OAuthClient; redirectUri: string } | { page: string }> {
   for (const name of ["client_id", "redirect_uri"]) {
-    if (params.getAll(name).length > 1) return { ok: false, page: `The request has more than one ${name}.` };
+    if (params.getAll(name).length > 1) return { page: `The request has more than one ${name}.` };
   }
   const clientId = params.get("client_id");
-  if (!clientId) return { ok: false, page: "The application did not say who it is (no client_id)." };
+  if (!clientId) return { page: "The application did not say who it is (no client_id)." };
   let client: OAuthClient;
   try {
     client = await resolveClient(deps, clientId);
   } catch (e) {
-    if (e instanceof OAuthError) return { ok: false, page: e.description };
+    if (e instanceof OAuthError) return { page: e.description };
     throw e;
   }
-  const asked = params.get("redirect_uri");
-  const redirectUri = asked ?? (client.redirectUris.length === 1 ? client.redirectUris[0] : null);
-  if (redirectUri === null) return { ok: false, page: "The application did not say where to return (no redirect_uri), and it registered several." };
+  const redirectUri = params.get("redirect_uri") ?? (client.redirectUris.length === 1 ? client.redirectUris[0]! : null);
+  if (redirectUri === null) return { page: "The application did not say where to return (no redirect_uri), and it registered several." };
   if (!redirectUriMatches(redirectUri, client.redirectUris)) {
-    return { ok: false, page: `The application asked to return to an address it did not register (${redirectUri.slice(0, 200)}). Nothing was sent there.` };
+    return { page: `The application asked to return to an address it did not register (${redirectUri.slice(0, 200)}). Nothing was sent there.` };
   }
   // A metadata document's redirect URIs (or a loopback port) may still lead back to us: refused the same way.
-  if (pointsAtUs(deps.config, redirectUri)) return { ok: false, page: "The application asked to return to this server itself. Nothing was sent there." };
+  if (pointsAtUs(deps.config, redirectUri)) return { page: "The application asked to return to this server itself. Nothing was sent there." };
+  return { client, redirectUri };
+}
+
+/** Checks an authorization request's parameters (query of GET /oauth/authorize, or the consent form). */
+export async function checkAuthorizationRequest(deps: Deps, params: URLSearchParams): Promise<AuthorizeCheck> {
+  const trusted = await trustedClient(deps, params);
+  if ("page" in trusted) return { ok: false, page: trusted.page };
+  const { client, redirectUri } = trusted;
   const state = params.get("state") ?? undefined;
   const fail = (error: OAuthErrorCode, description: string): AuthorizeCheck => ({
     ok: false,
