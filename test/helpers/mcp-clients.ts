@@ -141,11 +141,17 @@ async function signedInPage<T>(url: string, person: Pick<Person, "email" | "pass
     const page = await browser.newPage();
     page.setDefaultTimeout(BROWSER_STEP_MS);
     page.on("dialog", (d) => void d.accept()); // the dashboard's "Disconnect …?" confirmation
-    await page.goto(url);
-    await page.getByLabel("Email").fill(person.email);
-    await page.getByLabel("Password").fill(person.password);
-    await page.getByRole("button", { name: "Sign in" }).click();
-    return await work(page);
+    try {
+      await page.goto(url);
+      await page.getByLabel("Email").fill(person.email);
+      await page.getByLabel("Password").fill(person.password);
+      await page.getByRole("button", { name: "Sign in" }).click();
+      return await work(page);
+    } catch (err) {
+      // Where the browser was stuck, and what it showed, say more than a locator's timeout.
+      const shown = await page.locator("body").innerText({ timeout: 1_000 }).catch(() => "(no page)");
+      throw new Error(`${(err as Error).message}\n--- the browser at ${page.url()} ---\n${shown.slice(0, 2_000)}`);
+    }
   } finally {
     await browser.close();
   }
