@@ -10,6 +10,7 @@ import { linkForm, type LinkFormOptions } from "./link-form.ts";
 import { createInputFrom, EMPTY_FORM, updateInputFrom, valuesFromForm, valuesFromLink } from "./link-form-input.ts";
 import type { FormCtx, SignedInCtx } from "./session.ts";
 import { accountSuggestions } from "./suggestions.ts";
+import { listDomains } from "../domains/service.ts";
 
 const linkPath = (slug: string) => `/dashboard/links/${encodeURIComponent(slug)}`;
 
@@ -25,7 +26,8 @@ function formError(e: unknown): { status: number; detail: string; errors: FieldE
 /** The form with the account's tags and folders to pick from. */
 async function formPage(ctx: SignedInCtx, status: number, title: string, o: Omit<LinkFormOptions, "csrf" | "suggestions">): Promise<Response> {
   const heading = o.mode === "edit" ? `<h1>Edit <span class="mono">${esc(o.values.slug)}</span></h1>` : "<h1>New link</h1>";
-  const body = `${heading}${linkForm({ ...o, csrf: ctx.session.csrfToken, suggestions: await accountSuggestions(ctx) })}`;
+  const domains = o.mode === "create" ? (await listDomains(ctx.deps, ctx.caller)).domains.filter((d) => d.state === "verified").map((d) => d.hostname) : [];
+  const body = `${heading}${linkForm({ ...o, csrf: ctx.session.csrfToken, suggestions: await accountSuggestions(ctx), domains })}`;
   return htmlResponse(status, layout({ title, body, viewer: ctx.viewer, current: o.mode === "create" ? "new" : "links" }));
 }
 

@@ -25,6 +25,8 @@ export interface LinkFormValues {
   removePassword: boolean;
   /** Every form field (FORM_FIELDS) by its field name. */
   fields: Record<string, FormValue>;
+  /** Create: the custom domain chosen (blank: the base domain). */
+  domain?: string;
 }
 
 type FormEntry = NonNullable<FieldSpec["form"]>;
@@ -179,6 +181,7 @@ export function valuesFromLink(link: LinkObject): LinkFormValues {
 export function valuesFromForm(form: URLSearchParams): LinkFormValues {
   return {
     slug: trimmed(form, "slug"),
+    domain: trimmed(form, "domain"),
     hasPassword: form.get("hasPassword") === "1",
     removePassword: form.has("removePassword"),
     fields: valuesOf((f) => widgetOf(f).fromPost(form, f.posted, f)),
@@ -193,6 +196,7 @@ export function createInputFrom(v: LinkFormValues): Record<string, unknown> {
     if (!blank(f, value)) out[f.createAs] = widgetOf(f).toInput(value);
   }
   if (v.slug) out.slug = v.slug;
+  if (v.domain) out.domain = v.domain;
   return out;
 }
 

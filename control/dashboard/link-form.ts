@@ -23,6 +23,8 @@ export interface LinkFormOptions {
   webhookSecret?: string | null;
   /** The account's tags and folders, offered as the tag and folder inputs are typed in. */
   suggestions?: TagsAndFolders;
+  /** Create: the account's verified custom domains, offered beside the base one (none: no choice shown). */
+  domains?: string[];
 }
 
 type Mode = LinkFormOptions["mode"];
@@ -72,6 +74,7 @@ function errorLabel(f: FormField): string {
  */
 export const FIELD_REFS: FieldRefs = Object.fromEntries([
   ["/slug", { label: "Slug", id: "f-slug" }],
+  ["/domain", { label: "Domain", id: "f-domain" }],
   ...FORM_FIELDS.flatMap((f) => {
     const names = [...new Set([f.createAs, f.updateAs ?? f.createAs])];
     const rows = rowsOf(f);
@@ -193,7 +196,9 @@ const cell = (html: string, wide = false) => `<div${wide ? ' class="wide"' : ""}
 function slugCell(o: LinkFormOptions, errors: Errors): string {
   if (o.mode === "edit") return cell(`<label>Slug</label><p class="mono">${esc(o.values.slug)}</p>`);
   const ref = FIELD_REFS["/slug"];
-  return cell(`<label for="f-slug">Slug <span class="hint">(optional; 3-40 of A-Z a-z 0-9 - _)</span></label><input id="f-slug"${invalidAttrs(errors, "/slug", "f-slug")} name="slug" type="text" value="${esc(o.values.slug)}" maxlength="40" autocomplete="off">${fieldProblems(errors, "/slug", ref)}`);
+  const options = (o.domains ?? []).map((d) => `<option value="${esc(d)}"${o.values.domain === d ? " selected" : ""}>${esc(d)}</option>`).join("");
+  const domain = options ? `<label for="f-domain">Domain</label><select id="f-domain" name="domain"${invalidAttrs(errors, "/domain", "f-domain")}><option value="">base domain</option>${options}</select>${fieldProblems(errors, "/domain", FIELD_REFS["/domain"])}` : "";
+  return cell(`${domain}<label for="f-slug">Slug <span class="hint">(optional; 3-40 of A-Z a-z 0-9 - _)</span></label><input id="f-slug"${invalidAttrs(errors, "/slug", "f-slug")} name="slug" type="text" value="${esc(o.values.slug)}" maxlength="40" autocomplete="off">${fieldProblems(errors, "/slug", ref)}`);
 }
 
 function webhookSecret(o: LinkFormOptions): string {

@@ -1,6 +1,6 @@
 /**
  * The dashboard's Domains page in process (issue #24): add (refused forms keep the input and name the problem),
- * the challenge to publish, verify with the check's result shown (a DNS server on loopback answers it), delete
+ * the challenge to publish, verify with the check's result shown, a link made on the domain from the new-link form (a DNS server on loopback answers it), delete
  * refused while the domain has links and done with them deleted; another account's domain is a 404.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
@@ -32,6 +32,7 @@ test("add, see what to publish, verify with the result shown, delete refused wit
   const v = await signedIn("domains-dash@example.com");
   expect((await v.get("/dashboard/keys")).html).toContain('href="/dashboard/domains"');
   expect((await v.get("/dashboard/domains")).html).toContain("No custom domains yet.");
+  expect((await v.get("/dashboard/links/new")).html).not.toContain('name="domain"');
 
   const bad = await v.submit("/dashboard/domains", "/dashboard/domains", { hostname: "go.example.com:8080", method: "dns" });
   expect(bad.status).toBe(400);
@@ -56,6 +57,17 @@ test("add, see what to publish, verify with the result shown, delete refused wit
   expect(verified.html).toContain("TXT record found at _clink-challenge.go.dash.example");
   expect(verified.html).toContain('status-active">verified');
 
+  // The new-link form offers the verified domain; a link made there is on it.
+  const form = await v.get("/dashboard/links/new");
+  expect(form.html).toContain('<option value="go.dash.example">go.dash.example</option>');
+  const made = await v.submit("/dashboard/links/new", "/dashboard/links", { url: "https://example.com/form", slug: "dash-form", domain: "go.dash.example" });
+  expect([made.status, made.headers.get("location")]).toEqual([303, "/dashboard/links/dash-form/stats?flash=created"]);
+  expect((await cp.deps.store.getLink("go.dash.example", "dash-form"))?.target).toBe("https://example.com/form");
+  const forged = await v.submit("/dashboard/links/new", "/dashboard/links", { url: "https://example.com/form", domain: "not-mine.example.com" });
+  expect(forged.status).toBe(400);
+  expect(forged.html).toContain('<select id="f-domain" name="domain" aria-invalid="true"');
+  expect(forged.html).toContain('<a href="#f-domain">Domain: must be a verified domain of your account');
+
   // Taken by someone already: the second account is told so on the form.
   const other = await signedIn("domains-other@example.com");
   const taken = await other.submit("/dashboard/domains", "/dashboard/domains", { hostname: "go.dash.example", method: "http" });
@@ -71,7 +83,7 @@ test("add, see what to publish, verify with the result shown, delete refused wit
   const deletePath = verifyPath.replace("/verify", "/delete");
   const refused = await v.post(deletePath, { _csrf: csrfOf(verified.html), links: "" });
   expect(refused.status).toBe(409);
-  expect(refused.html).toContain("has 1 link");
+  expect(refused.html).toContain("has 2 links");
   const deleted = await v.post(deletePath, { _csrf: csrfOf(verified.html), links: "delete" });
   expect([deleted.status, deleted.headers.get("location")]).toEqual([303, "/dashboard/domains"]);
   expect((await v.get("/dashboard/domains")).html).toContain("No custom domains yet.");
