@@ -7,6 +7,7 @@
 import type { TObject, TSchema } from "@sinclair/typebox";
 import { openapi } from "@elysiajs/openapi";
 import type { DocumentDecoration } from "elysia";
+import { SCOPE_DESCRIPTIONS } from "../../shared/enums.ts";
 import { Problem } from "../../shared/schemas.ts";
 
 const json = (schema: TSchema) => ({ "application/json": { schema } });
@@ -20,7 +21,8 @@ export function doc(summary: string, o: { body?: TSchema; query?: TObject; ok: [
   }));
   const detail = {
       summary,
-      security: [{ bearer: [] }],
+      // Either an API key or an OAuth access token; the scope each route needs is in docs/api.md ("Scopes").
+      security: [{ bearer: [] }, { oauth2: [] }],
       ...(parameters.length ? { parameters } : {}),
       ...(o.body ? { requestBody: { required: true, content: json(o.body) } } : {}),
       responses: {
@@ -68,8 +70,22 @@ export const openapiPlugin = (baseUrl: string) =>
     // staticFile: false, or the plugin would leave out every path with a dot (the clicks.csv exports).
     exclude: { paths: [/^(?!\/api\/v1\/)/], staticFile: false },
     documentation: {
-      info: { title: "clink API", version: "1.0.0", description: "Link shortener REST API. Authenticate with `Authorization: Bearer ck_…`." },
+      info: { title: "clink API", version: "1.0.0", description: "Link shortener REST API. Authenticate with `Authorization: Bearer ck_…` (an API key) or an OAuth access token." },
       servers: [{ url: baseUrl }],
-      components: { securitySchemes: { bearer: { type: "http", scheme: "bearer", bearerFormat: "ck_ API key" } } },
+      components: {
+        securitySchemes: {
+          bearer: { type: "http", scheme: "bearer", bearerFormat: "ck_ API key" },
+          // The authorization server of control/oauth (docs/oauth.md): code flow with PKCE, one vocabulary of scopes.
+          oauth2: {
+            type: "oauth2",
+            flows: {
+              authorizationCode: {
+                authorizationUrl: `${baseUrl}/oauth/authorize`, tokenUrl: `${baseUrl}/oauth/token`, refreshUrl: `${baseUrl}/oauth/token`,
+                scopes: SCOPE_DESCRIPTIONS,
+              },
+            },
+          },
+        },
+      },
     },
   } as Parameters<typeof openapi>[0]);

@@ -3,6 +3,7 @@
  * authentication (401), the per-key rate limit and its headers (§3.3), unknown routes, the OpenAPI document and
  * docs page, and inputs that must never produce a 500.
  */
+import { SCOPES } from "../../shared/enums.ts";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { newApiKey } from "../../shared/ids.ts";
 import { BASE_URL, jsonOf, problemOf, startControlPlane, type InProcessControlPlane } from "../helpers/in-process.ts";
@@ -147,7 +148,7 @@ describe("routes, documents and hostile input", () => {
     expect(doc.openapi).toMatch(/^3\./);
     expect(doc.servers).toEqual([{ url: BASE_URL }]);
     expect(Object.keys(doc.paths).sort()).toEqual([
-      "/api/v1/bulk", "/api/v1/clicks.csv", "/api/v1/imports", "/api/v1/imports/{id}", "/api/v1/links", "/api/v1/links/bulk", "/api/v1/links/bulk-delete", "/api/v1/links/export", "/api/v1/links/{slug}", "/api/v1/links/{slug}/clicks.csv", "/api/v1/links/{slug}/qr", "/api/v1/links/{slug}/stats", "/api/v1/stats",
+      "/api/v1/bulk", "/api/v1/clicks.csv", "/api/v1/domains", "/api/v1/domains/{id}", "/api/v1/domains/{id}/verify", "/api/v1/imports", "/api/v1/imports/{id}", "/api/v1/links", "/api/v1/links/bulk", "/api/v1/links/bulk-delete", "/api/v1/links/export", "/api/v1/links/{slug}", "/api/v1/links/{slug}/clicks.csv", "/api/v1/links/{slug}/qr", "/api/v1/links/{slug}/stats", "/api/v1/stats",
       "/api/v1/webhooks", "/api/v1/webhooks/{id}", "/api/v1/webhooks/{id}/deliveries", "/api/v1/webhooks/{id}/deliveries/{deliveryId}/retry",
     ]);
     expect(Object.keys(doc.paths["/api/v1/links/{slug}"]).sort()).toEqual(["delete", "get", "patch"]);
@@ -159,6 +160,12 @@ describe("routes, documents and hostile input", () => {
     const limit = doc.paths["/api/v1/links"].get.parameters.find((p: { name: string }) => p.name === "limit");
     expect(limit).toMatchObject({ in: "query", required: false, schema: { type: "integer", minimum: 1, maximum: 500 } });
     expect(doc.components.securitySchemes.bearer).toEqual({ type: "http", scheme: "bearer", bearerFormat: "ck_ API key" });
+    // OAuth clients find the authorization server and the scopes in the document too.
+    expect(doc.components.securitySchemes.oauth2.flows.authorizationCode).toMatchObject({
+      authorizationUrl: `${BASE_URL}/oauth/authorize`, tokenUrl: `${BASE_URL}/oauth/token`,
+    });
+    expect(Object.keys(doc.components.securitySchemes.oauth2.flows.authorizationCode.scopes)).toEqual([...SCOPES]);
+    expect(create.security).toEqual([{ bearer: [] }, { oauth2: [] }]);
     expect(JSON.stringify(doc)).not.toContain('"$id"');
   });
 
