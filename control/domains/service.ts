@@ -175,8 +175,10 @@ export async function deleteDomain(deps: Deps, caller: Caller, id: string, q: De
  */
 export async function linkDomainOf(deps: Deps, caller: Caller, given: unknown, path = "/domain"): Promise<string> {
   if (given === undefined || given === null || given === "") return deps.config.defaultDomain;
+  // The base host as written in BASE_URL (with its port, or a single label such as localhost) names the base domain too.
+  const spelled = typeof given === "string" ? given.trim().toLowerCase().replace(/\.$/, "") : "";
+  if (spelled === deps.config.defaultDomain || ownHostnames(deps).has(spelled)) return deps.config.defaultDomain;
   const n = typeof given === "string" ? normaliseHostname(given) : null;
-  if (n?.ok && ownHostnames(deps).has(n.hostname)) return deps.config.defaultDomain;
   const d = n?.ok ? await deps.store.getDomainByHostname(n.hostname) : null;
   if (!d || d.accountId !== caller.accountId || d.state !== "verified") {
     throw invalidInput([{ path, message: "must be a verified domain of your account (or left out for the base domain)" }]);

@@ -233,6 +233,7 @@ describe("links on a chosen domain", () => {
     await problemOf(await create({ slug, domain: d.hostname }), 409, "slug_taken");
     expect(await jsonOf(await create({ slug: `${slug}x`, domain: "clink.test" }))).toMatchObject({ shortUrl: `http://clink.test/${slug}x` });
     expect((await jsonOf(await create({ domain: "" }))).shortUrl).toStartWith("http://clink.test/");
+    expect((await jsonOf(await create({ domain: "CLINK.TEST." }))).shortUrl).toStartWith("http://clink.test/");
     expect((await cp.deps.store.getLink(d.hostname, slug))?.target).toBe("https://example.com/dest");
     // The API names a link by slug: the base domain's first, then the caller's domains.
     const only = `only${crypto.randomUUID().slice(0, 6)}`;
