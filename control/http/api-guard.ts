@@ -4,7 +4,7 @@
  */
 import { AppError } from "../../shared/errors.ts";
 import type { RateLimitResult } from "../../shared/ports.ts";
-import type { Scope } from "../../shared/enums.ts";
+import { SCOPES, type Scope } from "../../shared/enums.ts";
 import { bearerChallenge, resourceOfPath, resourceUrl } from "../auth/challenge.ts";
 import { requireScope } from "../auth/scopes.ts";
 import type { Caller, Deps } from "../deps.ts";
@@ -35,7 +35,8 @@ export async function guardApiRequest(
     caller = await auth.authenticate(request.headers.get("authorization"), resourceUrl(deps.config.baseUrl, resource));
   } catch (e) {
     if (e instanceof AppError && e.code === "unauthorized" && e.challenge === undefined) {
-      throw new AppError("unauthorized", e.message, { challenge: bearerChallenge(deps.config.baseUrl, resource) });
+      // The scopes to ask for (MCP authorization, "Scope Selection Strategy"): all of them, what a key has too.
+      throw new AppError("unauthorized", e.message, { challenge: bearerChallenge(deps.config.baseUrl, resource, { scope: SCOPES }) });
     }
     throw e;
   }

@@ -28,7 +28,7 @@ describe("authentication", () => {
   for (const [name, headers, detail] of cases) {
     test(`${name} answers 401 unauthorized with WWW-Authenticate: Bearer`, async () => {
       const res = await cp.request("GET", "/api/v1/links", { headers });
-      expect(res.headers.get("www-authenticate")).toBe(`Bearer realm="api", resource_metadata="${BASE_URL}/.well-known/oauth-protected-resource/api/v1"`);
+      expect(res.headers.get("www-authenticate")).toBe(`Bearer realm="api", resource_metadata="${BASE_URL}/.well-known/oauth-protected-resource/api/v1", scope="${SCOPES.join(" ")}"`);
       expect((await problemOf(res, 401, "unauthorized")).detail).toBe(detail);
       expect(res.headers.get("ratelimit-limit")).toBeNull();
     });

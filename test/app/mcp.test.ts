@@ -3,6 +3,7 @@
  * and raw JSON-RPC requests as curl would send them. Tools, their effects seen over REST, tool errors, account
  * isolation, sessions, the HTTP edge (401, 403, 405, 415, 400) and the shared rate limit.
  */
+import { SCOPES } from "../../shared/enums.ts";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
@@ -232,7 +233,7 @@ describe("the HTTP edge", () => {
     for (const headers of attempts) {
       const res = await rpc(TOOLS_LIST, headers);
       // RFC 9728 §5.1: the 401 names the MCP endpoint's protected-resource metadata, where OAuth clients start.
-      expect(res.headers.get("www-authenticate")).toBe(`Bearer realm="mcp", resource_metadata="${BASE_URL}/.well-known/oauth-protected-resource/mcp"`);
+      expect(res.headers.get("www-authenticate")).toBe(`Bearer realm="mcp", resource_metadata="${BASE_URL}/.well-known/oauth-protected-resource/mcp", scope="${SCOPES.join(" ")}"`);
       await problemOf(res, 401, "unauthorized");
     }
     for (const query of [`access_token=${keyA}`, `key=${keyA}`]) {
