@@ -11,12 +11,13 @@ import type { Analytics, Breakdown, StatsQuery } from "./analytics-types.ts";
 import { answer, type AnalyticsReads, type LinkLabel } from "./engine.ts";
 import { parseStatsQuery, type RawQuery } from "./query.ts";
 import { HOUR } from "./zone-time.ts";
+import { shortBaseOf } from "../domains/service.ts";
 
 /** Links read per store call while loading an account's links (there may be 100,000). */
 const LINK_PAGE = 1_000;
 
 const labelOf = (deps: Deps, l: LinkRecord): LinkLabel =>
-  ({ slug: l.slug, shortUrl: `${deps.config.baseUrl}/${l.slug}`, tags: l.tags, folder: l.folder });
+  ({ slug: l.slug, shortUrl: `${shortBaseOf(deps, l)}/${l.slug}`, tags: l.tags, folder: l.folder });
 
 /** The account's links by id, with what groupings, filters and CSV rows need of them. */
 export async function accountLinks(deps: Deps, accountId: string): Promise<Map<string, LinkLabel>> {
