@@ -67,7 +67,8 @@ export function likeContains(q: string): string {
 /**
  * The distinct link domains, sorted, as a loose index scan: each step asks the (domain, slug) index for the next
  * domain after the previous one, so the cost grows with the number of domains, not of links (a plain DISTINCT
- * reads every index entry). The same SQL runs on SQLite and Postgres.
+ * reads every index entry). Custom domains (the domains table) are left out: their links are not keyed by BASE_URL's
+ * host. The same SQL runs on SQLite and Postgres.
  */
 export const LINK_DOMAINS_SQL = `
   WITH RECURSIVE d(domain) AS (
@@ -75,7 +76,7 @@ export const LINK_DOMAINS_SQL = `
     UNION ALL
     SELECT (SELECT min(l.domain) FROM links l WHERE l.domain > d.domain) FROM d WHERE d.domain IS NOT NULL
   )
-  SELECT domain FROM d WHERE domain IS NOT NULL`;
+  SELECT domain FROM d WHERE domain IS NOT NULL AND NOT EXISTS (SELECT 1 FROM domains WHERE hostname = d.domain)`;
 
 /**
  * The distinct folders ('f') and tags ('t') of an account's newest links: $1 the account, $2 how many links.

@@ -14,7 +14,7 @@ export interface AdminStore {
   /** Migrations this code knows that the database has not applied yet (0: schema current). Readiness. */
   pendingMigrations(): Promise<number>;
   /**
-   * The distinct domains that hold at least one link, sorted. Start-up compares them with BASE_URL's host: links
+   * The distinct domains that hold at least one link, sorted, custom domains (DomainStore) left out. Start-up compares them with BASE_URL's host: links
    * are keyed by domain, so a changed BASE_URL (or PORT without BASE_URL) leaves every existing link unreachable.
    * Reads the (domain, slug) index one domain at a time: as cheap with millions of links as with ten.
    */

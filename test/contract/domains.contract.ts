@@ -89,6 +89,16 @@ export function runDomainContract(name: string, make: () => Promise<Store>, clea
       expect(await ctx.store.createDomain(domain(await ctx.newAccount(), { hostname: e.hostname }))).toBe(true);
     });
 
+    test("linkDomains (the start-up check of BASE_URL's host) leaves out custom domains, not unregistered hosts", async () => {
+      const a = await ctx.newAccount();
+      const d = domain(a);
+      await ctx.store.createDomain(d);
+      const stray = host();
+      await ctx.store.insertLinks([linkFor(a, { domain: d.hostname }), linkFor(a, { domain: stray })]);
+      const listed = await ctx.store.linkDomains();
+      expect([listed.includes(d.hostname), listed.includes(stray)]).toEqual([false, true]);
+    });
+
     test("a domain without links is deleted whatever the disposal; a missing one is nothing to do", async () => {
       const a = await ctx.newAccount();
       const d = domain(a);
