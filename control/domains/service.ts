@@ -8,6 +8,7 @@ import {
 } from "../../shared/domain.ts";
 import { AppError, invalidInput, type FieldError } from "../../shared/errors.ts";
 import { newId, newToken } from "../../shared/ids.ts";
+import { FairLimiter } from "../../shared/limiter.ts";
 import { linkKey, type LinkRecord } from "../../shared/link.ts";
 import { checkAddress, ownHostsOf, type InputContext } from "../../shared/link-input.ts";
 import { DOMAINS_CHANGED_CHANNEL, type LinkDisposal } from "../../shared/ports.ts";
@@ -17,6 +18,9 @@ import { checkDomain } from "./checks.ts";
 
 /** Domains one account may have. */
 export const MAX_DOMAINS = 50;
+
+/** Checks reach out (DNS, HTTP) for up to 5 s each: eight at a time, shared fairly, as webhook target checks are. */
+const checks = new FairLimiter(8);
 
 /** The hostnames (no port) that are this service's own: BASE_URL's and OWN_HOSTS'. */
 export function ownHostnames(deps: Deps): Set<string> {
@@ -117,7 +121,7 @@ export async function updateDomain(deps: Deps, caller: Caller, id: string, raw: 
  */
 export async function verifyDomain(deps: Deps, caller: Caller, id: string): Promise<DomainObject> {
   const d = await ownDomain(deps, caller, id);
-  const check = await checkDomain(d, deps.domainChecks ?? {}, deps.config.webhookAllowPrivate, deps.resolveHost);
+  const check = await checks.run(caller.accountId, () => checkDomain(d, deps.domainChecks ?? {}, deps.config.webhookAllowPrivate, deps.resolveHost));
   const now = Math.max(deps.now(), d.updatedAt + 1);
   const next: DomainRecord = {
     ...d, checkedAt: now, checkOk: check.ok, checkResult: check.result, updatedAt: now,
