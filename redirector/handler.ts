@@ -52,7 +52,7 @@ export function createRedirector(deps: RedirectorDeps): Redirector {
     facts: createFactsContext(config, deps.countryLookup),
     hits: createHitPolicy(hot, store),
     clicks: createClickRecorder(clicks, deps.webhooks),
-    render: createRenderContext(config.baseUrl),
+    render: createRenderContext(config.baseUrl, config.defaultDomain),
   };
   return {
     fetch: (req, server, url = req.url) => serve(pipeline, req, server, url),

@@ -44,9 +44,9 @@ export function serve(p: Pipeline, req: Request, server: Server<unknown>, url: s
   const key = linkKey(host.domain, slug);
   const now = p.now();
   const cached = p.cache.peek(key, now);
-  if (cached !== undefined) return cached === null && host.notFoundRedirect !== null ? domainRedirect(host.notFoundRedirect) : answer(p, req, server, url, cached, now);
+  if (cached !== undefined) return cached === null && host.notFoundRedirect !== null ? domainRedirect(host.notFoundRedirect) : answer(p, req, server, url, cached, now, host.domain);
   return p.cache.load(key, host.domain, slug, now).then(
-    (link) => (link === null && host.notFoundRedirect !== null ? domainRedirect(host.notFoundRedirect) : answer(p, req, server, url, link, now)),
+    (link) => (link === null && host.notFoundRedirect !== null ? domainRedirect(host.notFoundRedirect) : answer(p, req, server, url, link, now, host.domain)),
     pages.unavailablePage,
   );
 }
@@ -62,21 +62,21 @@ function domainRedirect(location: string): Response {
   return new Response(null, { status: 302, headers: { location, "cache-control": "private, max-age=0" } });
 }
 
-/** The request for a known link (or null: none by that slug), once the lookup is done. */
-export function answer(p: Pipeline, req: Request, server: Server<unknown>, url: string, link: CompiledLink | null, now: number): Response | Promise<Response> {
+/** The request for a known link (or null: none by that slug) on `domain`, once the lookup is done. */
+export function answer(p: Pipeline, req: Request, server: Server<unknown>, url: string, link: CompiledLink | null, now: number, domain: string): Response | Promise<Response> {
   const facts = requestFacts(p.facts, req, server, url, link, now);
   if (facts === null) return pages.methodNotAllowedPage();
   const outcome = decide(link, facts, now, knownHits(p.hits, link));
   if (outcome.kind === "unlock") return unlock(p, facts, link!, outcome, now);
   const settled = settleHits(p.hits, link, outcome);
-  if (settled instanceof Promise) return settled.then((o) => respond(p, facts, link, o, now), pages.unavailablePage);
-  return respond(p, facts, link, settled, now);
+  if (settled instanceof Promise) return settled.then((o) => respond(p, facts, link, o, now, domain), pages.unavailablePage);
+  return respond(p, facts, link, settled, now, domain);
 }
 
 /** The settled outcome's Response, its click recorded first when it is one. */
-function respond(p: Pipeline, facts: LazyRequestFacts, link: CompiledLink | null, outcome: RenderableOutcome, now: number): Response {
+function respond(p: Pipeline, facts: LazyRequestFacts, link: CompiledLink | null, outcome: RenderableOutcome, now: number, domain: string): Response {
   if (outcome.kind === "redirect" && outcome.count) recordClick(p.clicks, facts, link!, outcome, now);
-  return render(p.render, link, outcome);
+  return render(p.render, link, outcome, domain);
 }
 
 /**

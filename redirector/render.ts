@@ -16,18 +16,20 @@ const REDIRECT_HEADERS = { "cache-control": "private, max-age=0", "referrer-poli
 export interface RenderContext {
   /** The public base address, for the preview card's og:url. */
   readonly baseUrl: string;
+  /** The base domain's links.domain; a link on another (custom) domain is at https://<domain>/<slug>. */
+  readonly defaultDomain: string;
   /** Whether the unlock cookie is marked Secure (an https base address). */
   readonly secureCookies: boolean;
   /** Finished 302s per link and destination (see redirectResponse). */
   readonly redirects: WeakMap<CompiledLink, Map<string, Response>>;
 }
 
-export function createRenderContext(baseUrl: string): RenderContext {
-  return { baseUrl, secureCookies: baseUrl.startsWith("https:"), redirects: new WeakMap() };
+export function createRenderContext(baseUrl: string, defaultDomain: string): RenderContext {
+  return { baseUrl, defaultDomain, secureCookies: baseUrl.startsWith("https:"), redirects: new WeakMap() };
 }
 
-/** The Response for an outcome; `link` is null only with not_found. */
-export function render(r: RenderContext, link: CompiledLink | null, outcome: RenderableOutcome): Response {
+/** The Response for an outcome; `link` is null only with not_found. `domain`: the links.domain it was asked on. */
+export function render(r: RenderContext, link: CompiledLink | null, outcome: RenderableOutcome, domain = r.defaultDomain): Response {
   switch (outcome.kind) {
     case "not_found":
       return pages.notFoundPage();
@@ -40,7 +42,7 @@ export function render(r: RenderContext, link: CompiledLink | null, outcome: Ren
     case "method_not_allowed":
       return pages.methodNotAllowedPage();
     case "preview":
-      return pages.previewPage(link!, `${r.baseUrl}/${link!.slug}`);
+      return pages.previewPage(link!, `${domain === r.defaultDomain ? r.baseUrl : `https://${domain}`}/${link!.slug}`);
     case "redirect":
     case "gone_redirect":
       return redirectResponse(r, link!, outcome.url);

@@ -2,7 +2,8 @@
  * The redirector resolves by Host + slug (issue #24): domains added and verified through the REST API (the check
  * answered by a DNS server on loopback), the redirector told of each change over the HotState bus, requests in
  * process as Bun.serve hands them over. The same slug on two domains, Host spellings (case, trailing dot, port,
- * punycode), another account's domain, unknown and pending hosts, root and not-found redirects, a deleted domain,
+ * punycode), another account's domain, unknown and pending hosts, root and not-found redirects, the preview card's
+ * og:url, a deleted domain,
  * and a cached link on a custom domain still answered without awaiting anything.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
@@ -128,6 +129,17 @@ describe("Host + slug", () => {
     await linkOn(d.hostname, "known", "https://brand-one.example/known");
     expectRedirect(await get("http://root.brand-one.example/known"), "https://brand-one.example/known");
     expectPage(await get("http://clink.test/nothing-here"), 404);
+  });
+
+  test("a social crawler's preview card names the link's own short URL on its domain", async () => {
+    await linkOn("go.brand-one.example", "card", "https://brand-one.example/card");
+    await h.cp.request("PATCH", "/api/v1/links/card", { key: h.key, json: { serveOg: true, ogTitle: "Card" } });
+    const crawl = (url: string) => h.redirector.fetch(new Request(url, { headers: { "user-agent": UA.facebook } }), socketFrom("127.0.0.1"));
+    const page = await (await crawl("http://go.brand-one.example/card")).text();
+    expect(page).toContain('content="https://go.brand-one.example/card"');
+    await linkOn(undefined, "basecard", "https://example.com/basecard");
+    await h.cp.request("PATCH", "/api/v1/links/basecard", { key: h.key, json: { serveOg: true, ogTitle: "Base" } });
+    expect(await (await crawl("http://clink.test/basecard")).text()).toContain('content="http://clink.test/basecard"');
   });
 
   test("a deleted domain stops serving at once, its links with it", async () => {
