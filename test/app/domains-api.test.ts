@@ -254,3 +254,19 @@ describe("links on a chosen domain", () => {
     expect([bulk.failed, bulk.created, bulk.results[0].error.code]).toEqual([1, 1, "invalid_input"]);
   });
 });
+
+describe("through MCP", () => {
+  test("create_link takes the same domain, with the same refusal for a domain not verified by the caller", async () => {
+    const d = await verifiedDomain();
+    const call = (args: Record<string, unknown>) =>
+      cp.request("POST", "/mcp", {
+        key, headers: { accept: "application/json, text/event-stream" },
+        json: { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "create_link", arguments: { url: "https://example.com/mcp", ...args } } },
+      }).then(jsonOf);
+    const made = await call({ slug: "via-mcp", domain: d.hostname });
+    expect(made.result.structuredContent).toMatchObject({ slug: "via-mcp", shortUrl: `https://${d.hostname}/via-mcp` });
+    const refused = await call({ domain: "unknown.example.com" });
+    expect(refused.result.isError).toBe(true);
+    expect(JSON.stringify(refused.result.content)).toContain("/domain");
+  });
+});
