@@ -60,8 +60,8 @@ async function main(): Promise<number> {
     await store.migrate();
     const c = await exportTo(store, description, values.out);
     console.log(
-      `Exported ${c.account} accounts, ${c.apiKey} API keys, ${c.link} links, ${c.cell} click cells, ${c.webhookEndpoint} webhook endpoints` +
-        ` and ${c.webhookDelivery} webhook deliveries from ${description} to ${values.out}`,
+      `Exported ${c.account} accounts, ${c.apiKey} API keys, ${c.link} links, ${c.cell} click cells, ${c.webhookEndpoint} webhook endpoints,` +
+        ` ${c.webhookDelivery} webhook deliveries and ${c.domain} domains from ${description} to ${values.out}`,
     );
     return 0;
   } finally {

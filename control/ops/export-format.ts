@@ -7,20 +7,22 @@
  *   {"type":"link","data":{…}}           links (every declared field, shared/link-fields.ts, hits included), then
  *   {"type":"cell","data":{…}}           rollup cells (link, UTC hour, dimensions by name, bot, clicks, visitors), then
  *   {"type":"webhookEndpoint","data":{…}} event webhook endpoints, their signing secrets included, then
- *   {"type":"webhookDelivery","data":{…}} their deliveries: the outbox (pending) and the log (delivered, failed)
- *   {"type":"end","counts":{"account":n,"apiKey":n,"link":n,"cell":n,"webhookEndpoint":n,"webhookDelivery":n}}
+ *   {"type":"webhookDelivery","data":{…}} their deliveries: the outbox (pending) and the log (delivered, failed), then
+ *   {"type":"domain","data":{…}}         custom domains (shared/domain.ts), their state and token included
+ *   {"type":"end","counts":{"account":n,"apiKey":n,"link":n,"cell":n,"webhookEndpoint":n,"webhookDelivery":n,"domain":n}}
  *
  * The closing line lets import tell a complete file from a truncated one. Raw clicks, settled totals and
  * sessions are not exported: statistics read cells (settleDays makes the settled totals again from them), the
  * raw log is only kept for a while anyway, and signing in again is cheap. Files of earlier versions hold
  * "rollup" records (four dimensions) instead of cells; they still import, as cells. Files written before event
- * webhooks hold no endpoints or deliveries (their end record counts none).
+ * webhooks hold no endpoints or deliveries, those before custom domains no domains (their end record counts none).
  */
 import { Type as T, type Static, type TSchema } from "@sinclair/typebox";
 import { createReadStream } from "node:fs";
 import { createInterface } from "node:readline";
 import { linkFieldEntries, LinkRecordSchema } from "../../shared/link-fields.ts";
 import { schemaErrors } from "../../shared/validation.ts";
+import { DomainRecord } from "../../shared/domain.ts";
 import { DELIVERY_STATUSES, WEBHOOK_EVENT_TYPES, type ExportRecord, type ExportRecordType } from "../../shared/ports.ts";
 
 /** A link record of a file written before a field existed gets that field's initial value. */
@@ -70,7 +72,7 @@ const WebhookDelivery = T.Object({
 /** Files of earlier versions count rollups and no cells, or no webhook records; these count all (rollups 0). */
 const Counts = T.Object({
   account: Millis, apiKey: Millis, link: Millis, cell: T.Optional(Millis), rollup: T.Optional(Millis),
-  webhookEndpoint: T.Optional(Millis), webhookDelivery: T.Optional(Millis),
+  webhookEndpoint: T.Optional(Millis), webhookDelivery: T.Optional(Millis), domain: T.Optional(Millis),
 });
 
 const Header = T.Object({
@@ -95,11 +97,12 @@ const RECORD_SCHEMAS: Record<ExportRecordType, TSchema> = {
   rollup: Rollup,
   webhookEndpoint: WebhookEndpoint,
   webhookDelivery: WebhookDelivery,
+  domain: DomainRecord,
 };
 
 const valid = <S extends TSchema>(schema: S, v: unknown): v is Static<S> => schemaErrors(schema, v).length === 0;
 
-export const emptyCounts = (): ExportCounts => ({ account: 0, apiKey: 0, link: 0, cell: 0, rollup: 0, webhookEndpoint: 0, webhookDelivery: 0 });
+export const emptyCounts = (): ExportCounts => ({ account: 0, apiKey: 0, link: 0, cell: 0, rollup: 0, webhookEndpoint: 0, webhookDelivery: 0, domain: 0 });
 
 export function headerLine(source: string, exportedAt: Date): string {
   const header: ExportHeader = { type: "header", format: EXPORT_FORMAT, version: EXPORT_VERSION, exportedAt: exportedAt.toISOString(), source };

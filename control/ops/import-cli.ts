@@ -88,9 +88,9 @@ async function main(): Promise<number> {
     const { inserted: i, skipped: s } = await importFrom(store, path);
     console.log(
       `Imported into ${description}: ${i.account} accounts, ${i.apiKey} API keys, ${i.link} links, ${i.cell} click cells,` +
-        ` ${i.webhookEndpoint} webhook endpoints, ${i.webhookDelivery} webhook deliveries` +
+        ` ${i.webhookEndpoint} webhook endpoints, ${i.webhookDelivery} webhook deliveries, ${i.domain} domains` +
         ` (already present or without owner, skipped: ${s.account} accounts, ${s.apiKey} API keys, ${s.link} links, ${s.cell} click cells,` +
-        ` ${s.webhookEndpoint} webhook endpoints, ${s.webhookDelivery} webhook deliveries)`,
+        ` ${s.webhookEndpoint} webhook endpoints, ${s.webhookDelivery} webhook deliveries, ${s.domain} domains)`,
     );
     return 0;
   } finally {

@@ -38,6 +38,10 @@ export function toDomainRecord(row: DomainRecord & { checkOk: boolean | number |
   return { ...row, checkOk: row.checkOk === null ? null : Boolean(row.checkOk) };
 }
 
+/** The values of an insert, in the order of the table's columns. */
+export const insertValues = (d: DomainRecord) =>
+  [d.id, d.accountId, d.hostname, d.method, d.token, d.state, d.checkedAt, d.checkOk, d.checkResult, d.verifiedAt, d.rootRedirect, d.notFoundRedirect, d.createdAt, d.updatedAt] as const;
+
 /** The values of an update, in the order both stores' UPDATE statements list them. */
 export const updatedValues = (d: DomainRecord) =>
   [d.method, d.token, d.state, d.checkedAt, d.checkOk, d.checkResult, d.verifiedAt, d.rootRedirect, d.notFoundRedirect, d.updatedAt] as const;

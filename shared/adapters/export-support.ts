@@ -7,6 +7,7 @@ import type {
   Account, ApiKeyRecord, ClickCellRecord, ClickRollupRecord, ExportRecord, ImportResult, WebhookDelivery, WebhookEndpoint,
 } from "../ports.ts";
 import type { LinkRecord } from "../link.ts";
+import type { DomainRecord } from "../domain.ts";
 import type { CellSum } from "./click-log.ts";
 
 /** Rows fetched per round trip while exporting. */
@@ -20,6 +21,7 @@ export interface SplitBatch {
   cells: CellSum[];
   webhookEndpoints: WebhookEndpoint[];
   webhookDeliveries: WebhookDelivery[];
+  domains: DomainRecord[];
 }
 
 /** An old file's rollup as the cell it is: the four dimensions it knew, no bots, no visitors counted. */
@@ -38,7 +40,7 @@ function recordCell(r: ClickCellRecord): CellSum {
 
 /** Groups a batch by type, keeping input order within each type (owners are written first). */
 export function splitBatch(batch: ExportRecord[]): SplitBatch {
-  const out: SplitBatch = { accounts: [], apiKeys: [], links: [], cells: [], webhookEndpoints: [], webhookDeliveries: [] };
+  const out: SplitBatch = { accounts: [], apiKeys: [], links: [], cells: [], webhookEndpoints: [], webhookDeliveries: [], domains: [] };
   for (const r of batch) {
     switch (r.type) {
       case "account":
@@ -62,6 +64,9 @@ export function splitBatch(batch: ExportRecord[]): SplitBatch {
       case "webhookDelivery":
         out.webhookDeliveries.push(r.data);
         break;
+      case "domain":
+        out.domains.push(r.data);
+        break;
     }
   }
   return out;
@@ -77,5 +82,6 @@ export function importResult(s: SplitBatch, inserted: Record<keyof SplitBatch, n
     rollup: of(0, 0),
     webhookEndpoint: of(inserted.webhookEndpoints, s.webhookEndpoints.length),
     webhookDelivery: of(inserted.webhookDeliveries, s.webhookDeliveries.length),
+    domain: of(inserted.domains, s.domains.length),
   };
 }

@@ -4,6 +4,7 @@ import type { Account } from "./accounts.ts";
 import type { ClickCell } from "./clicks.ts";
 import type { WebhookDelivery, WebhookEndpoint } from "./event-webhooks.ts";
 import type { ApiKeyRecord } from "./keys.ts";
+import type { DomainRecord } from "../domain.ts";
 
 export interface AdminStore {
   /** Applies pending migrations; safe when two processes start together. */
@@ -66,7 +67,9 @@ export type ExportRecord =
   /** An event webhook endpoint, its signing secret included (the receivers keep verifying after a move). */
   | { type: "webhookEndpoint"; data: WebhookEndpoint }
   /** A delivery of the outbox and log: pending ones are sent from the new store, finished ones stay in the log. */
-  | { type: "webhookDelivery"; data: WebhookDelivery };
+  | { type: "webhookDelivery"; data: WebhookDelivery }
+  /** A custom domain with its state and token (a verified one keeps serving after a move). */
+  | { type: "domain"; data: DomainRecord };
 
 export type ExportRecordType = ExportRecord["type"];
 

@@ -97,7 +97,7 @@ export function runAdminContract(ctx: StoreContext): void {
     test("exportAll yields every account, key, link and rollup cell with every field, owners first", async () => {
       const { accountId, key, link } = await populated();
       const records = await exportAll();
-      const order = ["account", "apiKey", "link", "cell", "webhookEndpoint", "webhookDelivery"];
+      const order = ["account", "apiKey", "link", "cell", "webhookEndpoint", "webhookDelivery", "domain"];
       const ranks = records.map((r) => order.indexOf(r.type));
       expect(ranks).toEqual([...ranks].sort((a, b) => a - b));
 
@@ -137,7 +137,7 @@ export function runAdminContract(ctx: StoreContext): void {
       ];
       const all = (inserted: number, skipped: number) => ({ inserted, skipped });
       expect(await store.importRecords(batch)).toEqual({
-        account: all(1, 0), apiKey: all(1, 0), link: all(1, 0), cell: all(2, 0), rollup: all(0, 0), webhookEndpoint: all(0, 0), webhookDelivery: all(0, 0),
+        account: all(1, 0), apiKey: all(1, 0), link: all(1, 0), cell: all(2, 0), rollup: all(0, 0), webhookEndpoint: all(0, 0), webhookDelivery: all(0, 0), domain: all(0, 0),
       });
 
       expect(await store.getAccount(account.id)).toEqual({ ...account, email: account.email.toLowerCase() });
@@ -149,7 +149,7 @@ export function runAdminContract(ctx: StoreContext): void {
       expect(cells.sort((a, b) => a.hour - b.hour)).toEqual([cell, { linkId: link.id, hour: T0 + HOUR, dims: rolled, bot: false, clicks: 1, visitors: 0 }]);
 
       expect(await store.importRecords(batch)).toEqual({
-        account: all(0, 1), apiKey: all(0, 1), link: all(0, 1), cell: all(0, 2), rollup: all(0, 0), webhookEndpoint: all(0, 0), webhookDelivery: all(0, 0),
+        account: all(0, 1), apiKey: all(0, 1), link: all(0, 1), cell: all(0, 2), rollup: all(0, 0), webhookEndpoint: all(0, 0), webhookDelivery: all(0, 0), domain: all(0, 0),
       });
       expect(await clicksOf(link.id)).toBe(3);
       expect((await store.getLinkById(link.id))?.hits).toBe(3);
@@ -181,6 +181,7 @@ export function runAdminContract(ctx: StoreContext): void {
         rollup: { inserted: 0, skipped: 0 },
         webhookEndpoint: { inserted: 0, skipped: 0 },
         webhookDelivery: { inserted: 0, skipped: 0 },
+        domain: { inserted: 0, skipped: 0 },
       });
       expect(await store.getAccount(clash.id)).toBeNull();
       expect(await store.findApiKeyByHash(orphanKey.keyHash)).toBeNull();

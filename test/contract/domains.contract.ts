@@ -99,6 +99,28 @@ export function runDomainContract(name: string, make: () => Promise<Store>, clea
       expect([listed.includes(d.hostname), listed.includes(stray)]).toEqual([false, true]);
     });
 
+    test("export carries every domain after its account; import writes it once, and skips one without its account or whose hostname is taken", async () => {
+      const a = await ctx.newAccount();
+      const d = domain(a, { state: "verified", checkedAt: T0 + 1, checkOk: true, checkResult: "found", verifiedAt: T0 + 1, rootRedirect: "https://example.com/" });
+      await ctx.store.createDomain(d);
+      const records = [];
+      for await (const r of ctx.store.exportAll()) records.push(r);
+      const account = records.find((r) => r.type === "account" && r.data.id === a)!;
+      expect(records).toContainEqual({ type: "domain", data: d });
+      expect(records.findIndex((r) => r.type === "domain")).toBeGreaterThan(records.indexOf(account));
+
+      // Gone from the store, then imported back: written as it was; again: skipped, and so are a domain whose account
+      // is missing and another account's claim to the same hostname.
+      await ctx.store.deleteDomain(d.id, { kind: "refuse" });
+      const orphan = domain(uid());
+      expect((await ctx.store.importRecords([account, { type: "domain", data: d }, { type: "domain", data: orphan }])).domain).toEqual({ inserted: 1, skipped: 1 });
+      expect(await ctx.store.getDomain(d.id)).toEqual(d);
+      expect(await ctx.store.getDomain(orphan.id)).toBeNull();
+      const claim = domain(await ctx.newAccount(), { hostname: d.hostname });
+      expect((await ctx.store.importRecords([{ type: "domain", data: d }, { type: "domain", data: claim }])).domain).toEqual({ inserted: 0, skipped: 2 });
+      expect((await ctx.store.getDomainByHostname(d.hostname))?.id).toBe(d.id);
+    });
+
     test("a domain without links is deleted whatever the disposal; a missing one is nothing to do", async () => {
       const a = await ctx.newAccount();
       const d = domain(a);

@@ -149,13 +149,14 @@ describe("export and import between SQLite and Postgres", () => {
         rollup: 0,
         webhookEndpoint: 2,
         webhookDelivery: 42, // link.created of each link, to the first endpoint
+        domain: 0,
       },
     });
     expect(lines.length).toBe(original.length + 2);
     // Keys travel as hashes only; webhook secrets as they are (receivers keep verifying with them).
     expect(readFileSync(exported, "utf8")).not.toContain(key);
     expect(readFileSync(exported, "utf8")).toContain(hookSecret);
-    expect(r.stdout).toContain("2 webhook endpoints and 42 webhook deliveries");
+    expect(r.stdout).toContain("2 webhook endpoints, 42 webhook deliveries and 0 domains");
   });
 
   test("import into the running Postgres deployment: every account, key, link, rollup cell, webhook endpoint and delivery is identical", async () => {
@@ -205,7 +206,7 @@ describe("export and import between SQLite and Postgres", () => {
       const before = await snapshot(pg);
       const r = await runCli("import", [exported], d.env);
       expect(r.code).toBe(0);
-      expect(r.stdout).toContain("0 accounts, 0 API keys, 0 links, 0 click cells, 0 webhook endpoints, 0 webhook deliveries (already present");
+      expect(r.stdout).toContain("0 accounts, 0 API keys, 0 links, 0 click cells, 0 webhook endpoints, 0 webhook deliveries, 0 domains (already present");
       expect(await snapshot(pg)).toEqual(before);
     } finally {
       await pg.close();

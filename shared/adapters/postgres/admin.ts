@@ -8,6 +8,7 @@ import { API_KEY_COLUMNS } from "./keys.ts";
 import { scopesText, toApiKeyRecord, type ApiKeyRow } from "../key-rows.ts";
 import { LINK_COLUMN_LIST, postgresRowToLink } from "../link-columns.ts";
 import { importWebhookRecords, webhookExportRecords } from "./event-webhooks.ts";
+import { domainExportRecords, importDomainRecords } from "./domains.ts";
 import { insertLinkRows } from "./links.ts";
 import { POSTGRES_MIGRATIONS, applyPostgresMigrations } from "./migrations.ts";
 import { LINK_DOMAINS_SQL } from "../link-store-support.ts";
@@ -70,6 +71,7 @@ export function postgresAdmin(c: PostgresConnection): AdminStore {
           SELECT link_id, hour, dims, bot, clicks, visitors FROM click_cells ORDER BY link_id, hour, dims, bot`;
         for await (const rows of cells.cursor(EXPORT_PAGE)) for (const r of rows) yield { type: "cell", data: toClickCell(r) };
         yield* webhookExportRecords(tx);
+        yield* domainExportRecords(tx);
         await tx`COMMIT`;
         open = false;
       } finally {
@@ -80,7 +82,7 @@ export function postgresAdmin(c: PostgresConnection): AdminStore {
 
     importRecords(batch: ExportRecord[]): Promise<ImportResult> {
       const s = splitBatch(batch);
-      const n = { accounts: 0, apiKeys: 0, links: 0, cells: 0, webhookEndpoints: 0, webhookDeliveries: 0 };
+      const n = { accounts: 0, apiKeys: 0, links: 0, cells: 0, webhookEndpoints: 0, webhookDeliveries: 0, domains: 0 };
       return c.run(async () => {
         // One transaction. A bare ON CONFLICT DO NOTHING covers every unique constraint (id, email, key hash,
         // domain + slug, rollup cell); the EXISTS clauses skip rows whose owner is missing instead of failing
@@ -132,6 +134,7 @@ export function postgresAdmin(c: PostgresConnection): AdminStore {
             n.cells = res!.n;
           }
           Object.assign(n, await importWebhookRecords(tx, s.webhookEndpoints, s.webhookDeliveries));
+          n.domains = await importDomainRecords(tx, s.domains);
         });
         return importResult(s, n);
       });

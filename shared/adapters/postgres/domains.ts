@@ -1,7 +1,9 @@
-/** The custom-domains role of the Postgres store (migration 22). */
+/** The custom-domains role of the Postgres store (migration 22), and its part of export and import. */
+import type postgres from "postgres";
 import type { DomainRecord } from "../../domain.ts";
+import type { ExportRecord } from "../../ports/admin.ts";
 import type { DomainDeletion, DomainStore, LinkDisposal, ServedDomain } from "../../ports/domains.ts";
-import { domainColumns, domainsDdl, toDomainRecord, updatedValues } from "../domain-rows.ts";
+import { domainColumns, domainsDdl, insertValues, toDomainRecord, updatedValues } from "../domain-rows.ts";
 import type { PostgresConnection } from "./connection.ts";
 
 /** Migration 22. */
@@ -97,4 +99,25 @@ export function postgresDomains(c: PostgresConnection): DomainStore {
       );
     },
   };
+}
+
+/** Every domain as an export record (`npm run export`), read on `tx` (the export's snapshot). */
+export async function* domainExportRecords(tx: postgres.ReservedSql): AsyncIterable<ExportRecord> {
+  for (const row of await tx<DomainRecord[]>`SELECT ${tx.unsafe(COLUMNS)} FROM domains ORDER BY created_at, id`) yield { type: "domain", data: toDomainRecord(row) };
+}
+
+/** Writes imported domains on `tx` (the import's transaction); one whose hostname or id exists, or whose account is missing, is skipped. */
+export async function importDomainRecords(tx: postgres.TransactionSql, domains: readonly DomainRecord[]): Promise<number> {
+  let n = 0;
+  for (const d of domains) {
+    const [id, accountId, hostname, method, token, state, checkedAt, checkOk, checkResult, verifiedAt, rootRedirect, notFoundRedirect, createdAt, updatedAt] = insertValues(d);
+    n += (await tx`
+      INSERT INTO domains (id, account_id, hostname, method, token, state, checked_at, check_ok, check_result, verified_at,
+        root_redirect, not_found_redirect, created_at, updated_at)
+      SELECT ${id}, ${accountId}, ${hostname}, ${method}, ${token}, ${state}, ${checkedAt}, ${checkOk}, ${checkResult}, ${verifiedAt},
+        ${rootRedirect}, ${notFoundRedirect}, ${createdAt}, ${updatedAt}
+      WHERE EXISTS (SELECT 1 FROM accounts WHERE id = ${accountId})
+      ON CONFLICT DO NOTHING`).count;
+  }
+  return n;
 }

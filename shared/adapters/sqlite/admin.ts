@@ -11,6 +11,7 @@ import { scopesText, toApiKeyRecord, type ApiKeyRow } from "../key-rows.ts";
 import { LINK_COLUMN_LIST, LINK_COLUMNS, sqliteInsertValues, sqliteRowToLink } from "../link-columns.ts";
 import { LINK_SELECT } from "./links.ts";
 import { importWebhookRecords, webhookExportRecords } from "./event-webhooks.ts";
+import { domainExportRecords, importDomainRecords } from "./domains.ts";
 import { SQLITE_MIGRATIONS, applySqliteMigrations } from "./migrations.ts";
 import { LINK_DOMAINS_SQL } from "../link-store-support.ts";
 
@@ -73,6 +74,7 @@ export function sqliteAdmin(c: SqliteConnection): AdminStore {
         );
         for (const r of cells.iterate()) yield { type: "cell", data: toClickCell(r) };
         yield* webhookExportRecords(db);
+        yield* domainExportRecords(db);
       } finally {
         if (!own) {
           if (db.inTransaction) db.run("COMMIT");
@@ -83,7 +85,7 @@ export function sqliteAdmin(c: SqliteConnection): AdminStore {
 
     async importRecords(batch: ExportRecord[]): Promise<ImportResult> {
       const s = splitBatch(batch);
-      const n = { accounts: 0, apiKeys: 0, links: 0, cells: 0, webhookEndpoints: 0, webhookDeliveries: 0 };
+      const n = { accounts: 0, apiKeys: 0, links: 0, cells: 0, webhookEndpoints: 0, webhookDeliveries: 0, domains: 0 };
       // A bare ON CONFLICT DO NOTHING covers every unique constraint (id, email, key hash, domain + slug);
       // the EXISTS clauses skip rows whose owner is missing instead of failing the batch on a foreign key.
       c.db
@@ -119,6 +121,7 @@ export function sqliteAdmin(c: SqliteConnection): AdminStore {
           n.cells = written.length;
           settleLate(c, written);
           Object.assign(n, importWebhookRecords(c, s.webhookEndpoints, s.webhookDeliveries));
+          n.domains = importDomainRecords(c, s.domains);
         })
         .immediate();
       return importResult(s, n);

@@ -1,7 +1,9 @@
-/** The custom-domains role of the SQLite store (migration 20). */
+/** The custom-domains role of the SQLite store (migration 20), and its part of export and import. */
+import type { Database } from "bun:sqlite";
 import type { DomainRecord } from "../../domain.ts";
+import type { ExportRecord } from "../../ports/admin.ts";
 import type { DomainDeletion, DomainStore, LinkDisposal, ServedDomain } from "../../ports/domains.ts";
-import { domainColumns, domainsDdl, toDomainRecord, updatedValues } from "../domain-rows.ts";
+import { domainColumns, domainsDdl, insertValues, toDomainRecord, updatedValues } from "../domain-rows.ts";
 import type { SqliteConnection } from "./connection.ts";
 
 /** Migration 20. */
@@ -39,8 +41,7 @@ export function sqliteDomains(c: SqliteConnection): DomainStore {
         `INSERT INTO domains (id, account_id, hostname, method, token, state, checked_at, check_ok, check_result, verified_at,
            root_redirect, not_found_redirect, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
          ON CONFLICT (hostname) DO NOTHING`,
-      ).run(d.id, d.accountId, d.hostname, d.method, d.token, d.state, d.checkedAt, d.checkOk, d.checkResult, d.verifiedAt,
-        d.rootRedirect, d.notFoundRedirect, d.createdAt, d.updatedAt);
+      ).run(...insertValues(d));
       return r.changes === 1;
     },
 
@@ -77,4 +78,21 @@ export function sqliteDomains(c: SqliteConnection): DomainStore {
       return remove.immediate(id, disposal);
     },
   };
+}
+
+/** Every domain as an export record (`npm run export`), read on `db` inside the export's snapshot. */
+export function* domainExportRecords(db: Database): Iterable<ExportRecord> {
+  for (const row of db.query<Row, []>(`${SELECT} ORDER BY created_at, id`).iterate()) yield { type: "domain", data: toDomainRecord(row) };
+}
+
+/** Writes imported domains in the caller's transaction; one whose hostname or id exists, or whose account is missing, is skipped. */
+export function importDomainRecords(c: SqliteConnection, domains: readonly DomainRecord[]): number {
+  const insert = c.st(
+    `INSERT INTO domains (id, account_id, hostname, method, token, state, checked_at, check_ok, check_result, verified_at,
+       root_redirect, not_found_redirect, created_at, updated_at)
+     SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM accounts WHERE id = ?) ON CONFLICT DO NOTHING`,
+  );
+  let n = 0;
+  for (const d of domains) n += insert.run(...insertValues(d), d.accountId).changes;
+  return n;
 }
