@@ -60,6 +60,22 @@ function published(deps: Deps): Promise<void> {
   return deps.hot.publish(DOMAINS_CHANGED_CHANNEL, "changed").catch(() => {});
 }
 
+/** Times a change is applied again to a domain another request changed meanwhile. */
+const CHANGE_ATTEMPTS = 5;
+
+/**
+ * Writes `change` of the caller's domain over the version it was made from (compare-and-set): when another request
+ * got in first (a check and a PATCH at once), the domain is read again and the change made to that version.
+ */
+async function changeDomain(deps: Deps, caller: Caller, d: DomainRecord, change: (d: DomainRecord, now: number) => DomainRecord): Promise<DomainRecord> {
+  for (let attempt = 1; ; attempt++) {
+    const next = change(d, Math.max(deps.now(), d.updatedAt + 1));
+    if (await deps.store.updateDomain(next, d.updatedAt)) return next;
+    if (attempt === CHANGE_ATTEMPTS) throw new AppError("unavailable", "The domain is being changed by other requests; try again", { retryAfter: 1 });
+    d = await ownDomain(deps, caller, d.id);
+  }
+}
+
 /** The caller's domain, or not_found (also for another account's: no existence leaks). */
 async function ownDomain(deps: Deps, caller: Caller, id: string): Promise<DomainRecord> {
   const d = typeof id === "string" && id.length <= 100 ? await deps.store.getDomain(id) : null;
@@ -106,11 +122,10 @@ export async function updateDomain(deps: Deps, caller: Caller, id: string, raw: 
   const errors = schemaErrors(UpdateDomainInput, body);
   const redirects = redirectsOf(deps, body, errors);
   if (errors.length) throw invalidInput(errors);
-  const d = await ownDomain(deps, caller, id);
-  const next: DomainRecord = { ...d, ...redirects, updatedAt: Math.max(deps.now(), d.updatedAt + 1) };
   const method = body.method as DomainRecord["method"] | undefined;
-  if (method !== undefined && method !== d.method) Object.assign(next, { method, state: "pending", verifiedAt: null });
-  if (!(await deps.store.updateDomain(next))) throw new AppError("not_found", `No domain "${id}"`);
+  const next = await changeDomain(deps, caller, await ownDomain(deps, caller, id), (d, now) => ({
+    ...d, ...redirects, updatedAt: now, ...(method !== undefined && method !== d.method ? { method, state: "pending" as const, verifiedAt: null } : {}),
+  }));
   await published(deps);
   return toDomainObject(next);
 }
@@ -122,12 +137,11 @@ export async function updateDomain(deps: Deps, caller: Caller, id: string, raw: 
 export async function verifyDomain(deps: Deps, caller: Caller, id: string): Promise<DomainObject> {
   const d = await ownDomain(deps, caller, id);
   const check = await checks.run(caller.accountId, () => checkDomain(d, deps.domainChecks ?? {}, deps.config.webhookAllowPrivate, deps.resolveHost));
-  const now = Math.max(deps.now(), d.updatedAt + 1);
-  const next: DomainRecord = {
-    ...d, checkedAt: now, checkOk: check.ok, checkResult: check.result, updatedAt: now,
-    state: check.ok ? "verified" : "pending", verifiedAt: check.ok ? (d.state === "verified" ? d.verifiedAt : now) : null,
-  };
-  if (!(await deps.store.updateDomain(next))) throw new AppError("not_found", `No domain "${id}"`);
+  // A check of another method or token (changed while it ran) says nothing about the domain now: left as it is.
+  const next = await changeDomain(deps, caller, d, (current, now) => current.method !== d.method || current.token !== d.token ? current : ({
+    ...current, checkedAt: now, checkOk: check.ok, checkResult: check.result, updatedAt: now,
+    state: check.ok ? "verified" : "pending", verifiedAt: check.ok ? (current.state === "verified" ? current.verifiedAt : now) : null,
+  }));
   if (next.state !== d.state) await published(deps);
   return toDomainObject(next);
 }

@@ -25,8 +25,11 @@ export interface DomainStore {
   listDomains(accountId: string): Promise<DomainRecord[]>;
   /** Every verified domain (what the redirectors serve), in hostname order. */
   listVerifiedDomains(): Promise<ServedDomain[]>;
-  /** Writes every field but id, accountId, hostname and createdAt; false when the domain is gone. */
-  updateDomain(d: DomainRecord): Promise<boolean>;
+  /**
+   * Writes every field but id, accountId, hostname and createdAt, only over the version read (`expectedUpdatedAt`):
+   * false when the domain is gone or was changed meanwhile (the caller reads it again).
+   */
+  updateDomain(d: DomainRecord, expectedUpdatedAt: number): Promise<boolean>;
   /** How many links are on a domain (by hostname). */
   countDomainLinks(hostname: string): Promise<number>;
   /**

@@ -13,15 +13,16 @@ let cp: InProcessControlPlane;
 let dns: TestDnsServer;
 let files: ReturnType<typeof Bun.serve>;
 /** What the HTTP file server answers, by path. */
-const served = new Map<string, { status: number; body: string }>();
+const served = new Map<string, { status: number; body: string; delayMs?: number }>();
 let key: string;
 let otherKey: string;
 
 beforeAll(async () => {
   cp = await startControlPlane({ env: { RATE_LIMIT_PER_MINUTE: "100000", OWN_HOSTS: "own.example.net:8443" } });
   dns = await startDnsServer();
-  files = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: (req) => {
+  files = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: async (req) => {
     const f = served.get(new URL(req.url).pathname);
+    if (f?.delayMs) await Bun.sleep(f.delayMs);
     return new Response(f?.body ?? "missing", { status: f?.status ?? 404 });
   } });
   cp.deps.domainChecks = { resolveTxt: dns.resolveTxt, httpPort: files.port };
@@ -160,6 +161,22 @@ describe("the ownership check", () => {
       cp.deps.config.webhookAllowPrivate = false;
     }
   });
+});
+
+test("a change made while a check runs is kept: the check's result is written over the changed domain", async () => {
+  const d = await added({ hostname: fresh("race"), method: "http" });
+  served.set(`/.well-known/clink-challenge/${d.challenge.body}`, { status: 200, body: d.challenge.body, delayMs: 300 });
+  cp.deps.config.webhookAllowPrivate = true;
+  try {
+    const checking = verify(d.id);
+    await Bun.sleep(100);
+    const patched = await cp.request("PATCH", `/api/v1/domains/${d.id}`, { key, json: { rootRedirect: "https://example.com/kept" } });
+    expect(patched.status).toBe(200);
+    expect(await jsonOf(await checking)).toMatchObject({ state: "verified", rootRedirect: "https://example.com/kept" });
+    expect(await jsonOf(await cp.request("GET", `/api/v1/domains/${d.id}`, { key }))).toMatchObject({ state: "verified", rootRedirect: "https://example.com/kept" });
+  } finally {
+    cp.deps.config.webhookAllowPrivate = false;
+  }
 });
 
 /** A domain of `k`'s account, verified through the DNS server. */

@@ -42,16 +42,18 @@ export function runDomainContract(name: string, make: () => Promise<Store>, clea
         ...d, method: "http", token: "t2", state: "verified", checkedAt: T0 + 5, checkOk: true, checkResult: "found the file",
         verifiedAt: T0 + 5, rootRedirect: "https://example.com/", notFoundRedirect: "https://example.com/404", updatedAt: T0 + 5,
       };
-      expect(await ctx.store.updateDomain(changed)).toBe(true);
+      expect(await ctx.store.updateDomain(changed, T0)).toBe(true);
+      // Over a version that is no longer there: nothing written.
+      expect(await ctx.store.updateDomain({ ...changed, rootRedirect: null, updatedAt: T0 + 9 }, T0)).toBe(false);
       expect(await ctx.store.getDomain(d.id)).toEqual(changed);
       expect(await ctx.store.listDomains(a)).toEqual([changed, other]);
       const served = await ctx.store.listVerifiedDomains();
       expect(served.filter((v) => v.hostname === d.hostname)).toEqual([{ hostname: d.hostname, rootRedirect: "https://example.com/", notFoundRedirect: "https://example.com/404" }]);
       expect(served.some((v) => v.hostname === other.hostname)).toBe(false);
       const failed = { ...changed, state: "pending" as const, checkOk: false, checkResult: "no TXT record", updatedAt: T0 + 6 };
-      expect(await ctx.store.updateDomain(failed)).toBe(true);
+      expect(await ctx.store.updateDomain(failed, T0 + 5)).toBe(true);
       expect(await ctx.store.getDomain(d.id)).toEqual(failed);
-      expect(await ctx.store.updateDomain({ ...failed, id: uid() })).toBe(false);
+      expect(await ctx.store.updateDomain({ ...failed, id: uid() }, T0 + 6)).toBe(false);
     });
 
     test("deleting a domain with links: refused by default, deletes them, or moves them unless a slug is taken there", async () => {

@@ -57,14 +57,14 @@ export function postgresDomains(c: PostgresConnection): DomainStore {
       });
     },
 
-    updateDomain(d: DomainRecord): Promise<boolean> {
+    updateDomain(d: DomainRecord, expectedUpdatedAt: number): Promise<boolean> {
       return c.run(async () => {
         const [method, token, state, checkedAt, checkOk, checkResult, verifiedAt, rootRedirect, notFoundRedirect, updatedAt] = updatedValues(d);
         const { count } = await sql`
           UPDATE domains SET method = ${method}, token = ${token}, state = ${state}, checked_at = ${checkedAt}, check_ok = ${checkOk},
             check_result = ${checkResult}, verified_at = ${verifiedAt}, root_redirect = ${rootRedirect},
             not_found_redirect = ${notFoundRedirect}, updated_at = ${updatedAt}
-          WHERE id = ${d.id}`;
+          WHERE id = ${d.id} AND updated_at = ${expectedUpdatedAt}`;
         return count === 1;
       });
     },

@@ -63,11 +63,11 @@ export function sqliteDomains(c: SqliteConnection): DomainStore {
       ).all();
     },
 
-    async updateDomain(d: DomainRecord): Promise<boolean> {
+    async updateDomain(d: DomainRecord, expectedUpdatedAt: number): Promise<boolean> {
       return c.st(
         `UPDATE domains SET method = ?, token = ?, state = ?, checked_at = ?, check_ok = ?, check_result = ?, verified_at = ?,
-           root_redirect = ?, not_found_redirect = ?, updated_at = ? WHERE id = ?`,
-      ).run(...updatedValues(d), d.id).changes === 1;
+           root_redirect = ?, not_found_redirect = ?, updated_at = ? WHERE id = ? AND updated_at = ?`,
+      ).run(...updatedValues(d), d.id, expectedUpdatedAt).changes === 1;
     },
 
     async countDomainLinks(hostname: string): Promise<number> {
