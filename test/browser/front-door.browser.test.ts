@@ -159,11 +159,12 @@ describe("the dashboard's front door in chromium", () => {
       await page.waitForSelector("[data-error-summary]");
       expect(await page.evaluate(() => document.activeElement?.matches("[data-error-summary]"))).toBe(true);
       const summary = (await page.textContent("[data-error-summary]")) ?? "";
-      expect(summary).toContain("Click limit: Enter a whole number of at least 1");
-      expect(summary).toContain("Variant 1 weight: Enter a number greater than 0");
+      // The same words as the API's and MCP's (shared/messages.ts), after the field's label.
+      expect(summary).toContain("Click limit: must be at least 1");
+      expect(summary).toContain("Variant 1 weight: must be greater than 0");
       expect(summary).not.toContain("Expected");
       await check(size, "new-link-errors");
-      await page.getByRole("link", { name: "Variant 1 weight: Enter a number greater than 0" }).click();
+      await page.getByRole("link", { name: "Variant 1 weight: must be greater than 0" }).click();
       expect(await page.evaluate(() => document.activeElement?.id)).toBe("ab_weight-0");
       expect(await page.getAttribute("#ab_weight-0", "aria-describedby")).toBe("ab_weight-0-error");
     }
