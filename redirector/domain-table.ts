@@ -22,14 +22,19 @@ export interface ServedHost {
   readonly notFoundRedirect: string | null;
 }
 
+/** Request spellings of served hosts remembered between two reads of the domains (a Host header is the client's). */
+const MAX_SPELLINGS = 1_024;
+
 export interface DomainTableOptions {
   /** How often the verified domains are re-read without being told (default 30 s). */
   refreshMs?: number;
 }
 
 export class DomainTable {
-  /** By the exact authority of requests seen for the base, and by hostname: one Map lookup for a known Host. */
+  /** By hostname, and by the request spellings resolve() has seen: one Map lookup for a known Host. */
   private byHost = new Map<string, ServedHost>();
+  /** Authorities resolve() added to byHost since it was built. */
+  private spellings = 0;
   private readonly base: ServedHost;
   private readonly baseNames: Set<string>;
   private readonly timer: ReturnType<typeof setInterval>;
@@ -57,9 +62,15 @@ export class DomainTable {
     const known = this.byHost.get(authority);
     if (known !== undefined) return known;
     const host = requestHostname(authority);
-    const served = this.byHost.get(host);
-    if (served !== undefined) return served;
-    return this.baseNames.has(host) || parseIp(host.startsWith("[") ? host.slice(1, -1) : host) !== null ? this.base : null;
+    const served = this.byHost.get(host) ??
+      (this.baseNames.has(host) || parseIp(host.startsWith("[") ? host.slice(1, -1) : host) !== null ? this.base : null);
+    // Remembered under the request's own spelling (a port, an address, upper case), so its next request is one
+    // Map lookup instead of a parse; a bounded number of spellings, and none for hosts served nothing.
+    if (served !== null && this.spellings < MAX_SPELLINGS) {
+      this.byHost.set(authority, served);
+      this.spellings++;
+    }
+    return served;
   }
 
   /** Whether the URL is on a verified custom domain (whose every path is the redirector's: root, slugs, not-found). */
@@ -79,6 +90,7 @@ export class DomainTable {
         this.again = false;
         try {
           this.byHost = this.tableOf(await this.store.listVerifiedDomains());
+          this.spellings = 0;
           this.markReady();
         } catch {
           /* the store is down: the domains known stay served; the next refresh tries again */
