@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { NEW_KEY_COOKIE, NEW_KEY_LIFETIME_MS } from "../../control/dashboard/new-key-handoff.ts";
-import { csrfOf, Visitor } from "../helpers/dashboard-visitor.ts";
+import { csrfOf, Visitor, signedInVisitor } from "../helpers/dashboard-visitor.ts";
 import { BASE_URL, jsonOf, passwordOf, startControlPlane, type InProcessControlPlane } from "../helpers/in-process.ts";
 
 let cp: InProcessControlPlane;
@@ -17,13 +17,7 @@ beforeAll(async () => {
 });
 afterAll(() => cp?.close());
 
-async function signedIn(email: string): Promise<Visitor> {
-  await cp.account(email);
-  const v = new Visitor(BASE_URL, (request) => cp.handle(request));
-  const res = await v.submit("/dashboard/signin", "/dashboard/signin", { email, password: passwordOf(email) });
-  expect(res.status).toBe(303);
-  return v;
-}
+const signedIn = (email: string): Promise<Visitor> => signedInVisitor(cp, BASE_URL, email, passwordOf(email));
 
 const shownKey = (html: string) => /id="new-key"[^>]*value="(ck_[A-Za-z0-9]+)"/.exec(html)?.[1] ?? null;
 const keysOf = async (email: string) => cp.deps.store.listApiKeys((await cp.account(email)).id);

@@ -3,7 +3,7 @@
  * browser without script uses them.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { csrfOf, Visitor } from "../helpers/dashboard-visitor.ts";
+import { csrfOf, Visitor, signedInVisitor } from "../helpers/dashboard-visitor.ts";
 import { BASE_URL, jsonOf, passwordOf, startControlPlane, type InProcessControlPlane } from "../helpers/in-process.ts";
 
 let cp: InProcessControlPlane;
@@ -11,13 +11,7 @@ let alice: Visitor;
 let keyA: string;
 let keyB: string;
 
-async function signedIn(email: string): Promise<Visitor> {
-  await cp.account(email);
-  const v = new Visitor(BASE_URL, (request) => cp.handle(request));
-  const res = await v.submit("/dashboard/signin", "/dashboard/signin", { email, password: passwordOf(email) });
-  expect([res.status, res.headers.get("location")]).toEqual([303, "/dashboard/links"]);
-  return v;
-}
+const signedIn = (email: string): Promise<Visitor> => signedInVisitor(cp, BASE_URL, email, passwordOf(email));
 
 const unescape = (s: string) => s.replace(/&amp;/g, "&");
 const slugsOfCsv = (csv: string) => csv.trim().split("\r\n").slice(1).map((line) => line.split(",")[0]);

@@ -4,7 +4,7 @@
  * refused while the domain has links and done with them deleted; another account's domain is a 404.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { csrfOf, Visitor } from "../helpers/dashboard-visitor.ts";
+import { csrfOf, Visitor, signedInVisitor } from "../helpers/dashboard-visitor.ts";
 import { startDnsServer, type TestDnsServer } from "../helpers/dns-server.ts";
 import { BASE_URL, jsonOf, passwordOf, startControlPlane, type InProcessControlPlane } from "../helpers/in-process.ts";
 
@@ -21,12 +21,7 @@ afterAll(async () => {
   await cp?.close();
 });
 
-async function signedIn(email: string): Promise<Visitor> {
-  await cp.account(email);
-  const v = new Visitor(BASE_URL, (request) => cp.handle(request));
-  expect((await v.submit("/dashboard/signin", "/dashboard/signin", { email, password: passwordOf(email) })).status).toBe(303);
-  return v;
-}
+const signedIn = (email: string): Promise<Visitor> => signedInVisitor(cp, BASE_URL, email, passwordOf(email));
 
 test("add, see what to publish, verify with the result shown, delete refused with links then done with them", async () => {
   const v = await signedIn("domains-dash@example.com");

@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { DEFAULT_EVENT_WEBHOOK_SETTINGS } from "../../control/webhooks/settings.ts";
 import { startEventWebhookWorker, type EventWebhookWorker } from "../../control/webhooks/worker.ts";
-import { csrfOf, Visitor } from "../helpers/dashboard-visitor.ts";
+import { csrfOf, Visitor, signedInVisitor } from "../helpers/dashboard-visitor.ts";
 import { startReceiver, standardWebhooksValid, until, type Receiver } from "../helpers/event-webhook-receiver.ts";
 import { BASE_URL, passwordOf, startControlPlane, type InProcessControlPlane } from "../helpers/in-process.ts";
 
@@ -25,13 +25,7 @@ afterAll(async () => {
   await cp.close();
 });
 
-async function signedIn(email: string, plane = cp): Promise<Visitor> {
-  await plane.account(email);
-  const v = new Visitor(BASE_URL, (request) => plane.handle(request));
-  const res = await v.submit("/dashboard/signin", "/dashboard/signin", { email, password: passwordOf(email) });
-  expect(res.status).toBe(303);
-  return v;
-}
+const signedIn = (email: string, plane = cp): Promise<Visitor> => signedInVisitor(plane, BASE_URL, email, passwordOf(email));
 
 test("create shows the secret once, the log lists deliveries, send again sends one more, pause and delete work", async () => {
   const v = await signedIn("hooks@example.com");

@@ -5,7 +5,7 @@
  * is not found.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { Visitor, csrfOf } from "../helpers/dashboard-visitor.ts";
+import { Visitor, csrfOf, signedInVisitor } from "../helpers/dashboard-visitor.ts";
 import { BASE_URL, passwordOf, startControlPlane, type InProcessControlPlane } from "../helpers/in-process.ts";
 import { fixture } from "./imports-helpers.ts";
 
@@ -13,12 +13,7 @@ let cp: InProcessControlPlane;
 beforeAll(async () => (cp = await startControlPlane()));
 afterAll(() => cp.close());
 
-async function signedIn(email: string): Promise<Visitor> {
-  await cp.account(email);
-  const v = new Visitor(BASE_URL, (request) => cp.handle(request));
-  expect((await v.submit("/dashboard/signin", "/dashboard/signin", { email, password: passwordOf(email) })).status).toBe(303);
-  return v;
-}
+const signedIn = (email: string): Promise<Visitor> => signedInVisitor(cp, BASE_URL, email, passwordOf(email));
 
 function upload(v: Visitor, csrf: string, file: File, fields: Record<string, string>) {
   const form = new FormData();

@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { SCOPE_DESCRIPTIONS, SCOPES } from "../../shared/enums.ts";
 import { esc } from "../../control/dashboard/layout.ts";
-import { formFieldsOf, Visitor } from "../helpers/dashboard-visitor.ts";
+import { formFieldsOf, Visitor, signedInVisitor } from "../helpers/dashboard-visitor.ts";
 import { BASE_URL, passwordOf, startControlPlane, type InProcessControlPlane } from "../helpers/in-process.ts";
 import { expectInsufficientScope } from "./scoped-routes.ts";
 
@@ -18,12 +18,7 @@ beforeAll(async () => {
 });
 afterAll(() => cp?.close());
 
-async function signedIn(email: string): Promise<Visitor> {
-  await cp.account(email);
-  const v = new Visitor(BASE_URL, (request) => cp.handle(request));
-  expect((await v.submit("/dashboard/signin", "/dashboard/signin", { email, password: passwordOf(email) })).status).toBe(303);
-  return v;
-}
+const signedIn = (email: string): Promise<Visitor> => signedInVisitor(cp, BASE_URL, email, passwordOf(email));
 
 const shownKey = (html: string) => /id="new-key"[^>]*value="(ck_[A-Za-z0-9]+)"/.exec(html)?.[1] ?? null;
 const tickedBoxes = (html: string) => formFieldsOf(html).scope ?? [];

@@ -82,3 +82,23 @@ export function formFieldsOf(html: string): Record<string, string[]> {
   for (const [, name, text] of body.matchAll(/<textarea\b[^>]*\sname="([^"]*)"[^>]*>([\s\S]*?)<\/textarea>/g)) add(name!, text!.replace(/\r?\n/g, "\r\n"));
   return out;
 }
+
+/** What signedInVisitor needs of an in-process control plane (test/helpers/in-process.ts). */
+interface SignInPlane {
+  account(email: string): Promise<unknown>;
+  handle(request: Request): Promise<Response>;
+}
+
+/**
+ * A visitor signed in to the dashboard of `plane` as `email` (the account made if new, with the password the
+ * in-process helpers give every account), landed on the links page.
+ */
+export async function signedInVisitor(plane: SignInPlane, baseUrl: string, email: string, password: string): Promise<Visitor> {
+  await plane.account(email);
+  const v = new Visitor(baseUrl, (request) => plane.handle(request));
+  const res = await v.submit("/dashboard/signin", "/dashboard/signin", { email, password });
+  if (res.status !== 303 || res.headers.get("location") !== "/dashboard/links") {
+    throw new Error(`signing in as ${email} answered ${res.status} to ${res.headers.get("location")}, not 303 to /dashboard/links`);
+  }
+  return v;
+}
