@@ -38,7 +38,7 @@ export function recordClick(c: ClickRecorder, facts: LazyRequestFacts, link: Com
     ts: now,
     ua: ua.length > MAX_UA ? ua.slice(0, MAX_UA) : ua,
     // Always asked (server.requestIP is one of the costliest calls here): the drain hashes the visitor from it.
-    ip: ctx.clickAddress(req, facts.server),
+    ip: facts.clickAddress(),
     country: known !== undefined ? known : ctx.countryHeader ? countryFromHeader(req.headers.get(ctx.countryHeader)) : null,
     referrer: req.headers.get("referer"),
     variant: to.variant,

@@ -55,7 +55,7 @@ const TOO_LARGE: PasswordVerdict = { kind: "tooLarge" };
  * /64 for IPv6) to 5 a minute, checked before the password is verified, so a right guess over the limit is refused too.
  */
 export async function checkPassword(hot: Pick<HotState, "rateLimit">, facts: LazyRequestFacts, link: CompiledLink): Promise<PasswordVerdict> {
-  const ip = addressBucket(facts.ctx.ipOf(facts.req, facts.server) ?? "unknown");
+  const ip = addressBucket(facts.visitorAddress() ?? "unknown");
   const limit = await hot.rateLimit(`pw:${link.id}:${ip}`, PASSWORD_ATTEMPTS, PASSWORD_WINDOW_MS);
   if (!limit.allowed) return { kind: "limited", retryAfter: limit.resetSeconds };
   const password = await postedPassword(facts.req);

@@ -19,22 +19,21 @@ import { isUnlocked } from "./unlock.ts";
 export interface FactsContext {
   countryHeader: string | undefined;
   countryLookup: CountryLookup | null;
-  /** The visitor's address (socket peer, or X-Forwarded-For from a trusted proxy). */
-  ipOf(req: Request, server: Server<unknown>): string | null;
+  /** The visitor's address from the socket's (`socket`): X-Forwarded-For from a trusted proxy, else the socket's. */
+  ipOf(req: Request, socket: string | null): string | null;
   /** The address a click carries for its place lookup and visitor hash (never stored); see createFactsContext. */
-  clickAddress(req: Request, server: Server<unknown>): string | null;
+  clickAddress(req: Request, socket: string | null): string | null;
 }
 
 export function createFactsContext(config: Pick<Config, "trustedProxies" | "countryHeader">, countryLookup: CountryLookup | null): FactsContext {
   const clientIp = createClientIpResolver(config.trustedProxies);
   // Without trusted proxies X-Forwarded-For is never believed, so it is not even read.
   const readsForwardedFor = config.trustedProxies.length > 0;
-  const ipOf = (req: Request, server: Server<unknown>) =>
-    clientIp(server.requestIP(req)?.address ?? null, readsForwardedFor ? req.headers.get("x-forwarded-for") : null);
+  const ipOf = (req: Request, socket: string | null) => clientIp(socket, readsForwardedFor ? req.headers.get("x-forwarded-for") : null);
   // The country lookup takes any form Bun reports, IPv4-mapped included, so without trusted proxies the socket
   // address goes as it is, not parsed per click.
-  const socketAddress = (req: Request, server: Server<unknown>) => server.requestIP(req)?.address ?? null;
-  return { countryHeader: config.countryHeader, countryLookup, ipOf, clickAddress: readsForwardedFor ? ipOf : socketAddress };
+  const asIs = (_req: Request, socket: string | null) => socket;
+  return { countryHeader: config.countryHeader, countryLookup, ipOf, clickAddress: readsForwardedFor ? ipOf : asIs };
 }
 
 /**
@@ -83,6 +82,11 @@ export class LazyRequestFacts implements RequestFacts {
   /** undefined until asked; null when neither the header nor the database knows it. */
   private countryValue: string | null | undefined = undefined;
   private deviceValue: DeviceFacts | undefined = undefined;
+  /**
+   * The socket's address, undefined until asked: server.requestIP is a getpeername(2) call, and a request whose
+   * country rule looked its address up records its click with the same address.
+   */
+  private socketValue: string | null | undefined = undefined;
 
   constructor(
     readonly ctx: FactsContext,
@@ -108,7 +112,7 @@ export class LazyRequestFacts implements RequestFacts {
       const { countryHeader, countryLookup } = this.ctx;
       let country = countryHeader ? countryFromHeader(this.req.headers.get(countryHeader)) : null;
       if (country === null && countryLookup) {
-        const ip = this.ctx.ipOf(this.req, this.server);
+        const ip = this.visitorAddress();
         country = ip ? countryLookup(ip) : null;
       }
       this.countryValue = country;
@@ -124,6 +128,21 @@ export class LazyRequestFacts implements RequestFacts {
       this.deviceValue = facts;
     }
     return this.deviceValue;
+  }
+
+  /** The visitor's address (socket peer, or X-Forwarded-For from a trusted proxy). */
+  visitorAddress(): string | null {
+    return this.ctx.ipOf(this.req, this.socketAddress());
+  }
+
+  /** The address the click carries (see FactsContext.clickAddress). */
+  clickAddress(): string | null {
+    return this.ctx.clickAddress(this.req, this.socketAddress());
+  }
+
+  private socketAddress(): string | null {
+    if (this.socketValue === undefined) this.socketValue = this.server.requestIP(this.req)?.address ?? null;
+    return this.socketValue;
   }
 
   /** The country if a rule already asked for it (undefined otherwise), so recording the click can reuse it. */
