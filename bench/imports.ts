@@ -64,7 +64,7 @@ async function timeImport(bytes: Uint8Array): Promise<number> {
   const deps: Deps = { config, store, hot: new MemoryHotState(), now: Date.now };
   await store.createAccount({ id: "acct", email: "bench@example.com", passwordHash: "x", createdAt: Date.now() });
   const t0 = performance.now();
-  const { done, job } = await startImport(deps, { accountId: "acct", keyId: null, scopes: SCOPES }, bytes, { format: "bitly" });
+  const { done, job } = await startImport(deps, { workspaceId: "acct", accountId: "acct", role: "owner", keyId: null, scopes: SCOPES }, bytes, { format: "bitly" });
   await done;
   const ms = performance.now() - t0;
   const ended = await store.getImportJob("acct", job.id);

@@ -41,6 +41,15 @@ export const DEVICE_MATCHES = ["desktop", "mobile", "tablet", "ios", "android"] 
 export const DeviceMatch = oneOf(DEVICE_MATCHES);
 export type DeviceMatch = Static<typeof DeviceMatch>;
 
+/**
+ * A member's role in a workspace (issue #24), weakest first: viewers read links and stats, members also write links,
+ * admins also manage keys, domains, webhooks and members, owners also delete the workspace. control/auth/roles.ts
+ * says what each may do.
+ */
+export const ROLES = ["viewer", "member", "admin", "owner"] as const;
+export const Role = oneOf(ROLES, { description: "A member's role: viewer, member, admin or owner." });
+export type Role = Static<typeof Role>;
+
 /** Whether a string is one of an enumeration's values (typed). */
 export function isOneOf<const A extends readonly string[]>(values: A, v: unknown): v is A[number] {
   return typeof v === "string" && (values as readonly string[]).includes(v);

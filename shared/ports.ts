@@ -10,6 +10,7 @@ export * from "./ports/admin.ts";
 export * from "./ports/visitors.ts";
 export * from "./ports/event-webhooks.ts";
 export * from "./ports/domains.ts";
+export * from "./ports/workspaces.ts";
 export * from "./ports/store.ts";
 
 export * from "./ports/click-queue.ts";

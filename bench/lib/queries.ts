@@ -176,7 +176,7 @@ export async function measureQueries(env: Record<string, string>, sizes: QuerySi
     };
     const linkCalls = (to: number, expect: "nonBot" | "settledNonBot", d = deps) =>
       linkIds.map((slug, i) => async () => {
-        const a = await getLinkAnalytics(d, { accountId: "bench", keyId: null, scopes: SCOPES }, slug, { from: iso(firstHour), to: iso(to), interval: "day", groupBy: "country" });
+        const a = await getLinkAnalytics(d, { workspaceId: "bench", accountId: "bench", role: "owner", keyId: null, scopes: SCOPES }, slug, { from: iso(firstHour), to: iso(to), interval: "day", groupBy: "country" });
         check(slug, a.totals.clicks, linkSeeds[i]![expect]);
       });
     t0 = performance.now();
@@ -188,7 +188,7 @@ export async function measureQueries(env: Record<string, string>, sizes: QuerySi
     const accountQuery: RawQuery = { from: iso(accountFrom), to: iso(now), interval: "day", groupBy: "link" };
     const accountCalls = (d = deps) =>
       accounts.map((a, i) => async () => {
-        const r = await getAccountAnalytics(d, { accountId: a.id, keyId: null, scopes: SCOPES }, accountQuery);
+        const r = await getAccountAnalytics(d, { workspaceId: a.id, accountId: a.id, role: "owner", keyId: null, scopes: SCOPES }, accountQuery);
         check(a.id, r.totals.clicks, accountSeeds[i]!.expected);
       });
     t0 = performance.now();

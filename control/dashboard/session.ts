@@ -50,7 +50,7 @@ export async function signedIn(ctx: RequestCtx): Promise<SignedInCtx | null> {
     ...ctx,
     session,
     account,
-    caller: { accountId: account.id, keyId: null, scopes: ALL_SCOPES },
+    caller: { workspaceId: account.id, accountId: account.id, role: "owner", keyId: null, scopes: ALL_SCOPES },
     viewer: { email: account.email, csrfToken: session.csrfToken },
   };
 }

@@ -79,7 +79,7 @@ async function changeDomain(deps: Deps, caller: Caller, d: DomainRecord, change:
 /** The caller's domain, or not_found (also for another account's: no existence leaks). */
 async function ownDomain(deps: Deps, caller: Caller, id: string): Promise<DomainRecord> {
   const d = typeof id === "string" && id.length <= 100 ? await deps.store.getDomain(id) : null;
-  if (!d || d.accountId !== caller.accountId) throw new AppError("not_found", `No domain "${String(id).slice(0, 100)}"`);
+  if (!d || d.accountId !== caller.workspaceId) throw new AppError("not_found", `No domain "${String(id).slice(0, 100)}"`);
   return d;
 }
 
@@ -95,12 +95,12 @@ export async function createDomain(deps: Deps, caller: Caller, raw: unknown): Pr
   }
   const redirects = redirectsOf(deps, body, errors);
   if (errors.length) throw invalidInput(errors);
-  if ((await deps.store.listDomains(caller.accountId)).length >= MAX_DOMAINS) {
+  if ((await deps.store.listDomains(caller.workspaceId)).length >= MAX_DOMAINS) {
     throw invalidInput([{ path: "/", message: `an account can have at most ${MAX_DOMAINS} domains` }], `An account can have at most ${MAX_DOMAINS} domains; delete one first`);
   }
   const now = deps.now();
   const d: DomainRecord = {
-    id: `dom_${newId()}`, accountId: caller.accountId, hostname: hostname!, method: (body.method as DomainRecord["method"]) ?? "dns",
+    id: `dom_${newId()}`, accountId: caller.workspaceId, hostname: hostname!, method: (body.method as DomainRecord["method"]) ?? "dns",
     token: `clink-verify-${newToken()}`, state: "pending", checkedAt: null, checkOk: null, checkResult: null, verifiedAt: null,
     rootRedirect: redirects.rootRedirect ?? null, notFoundRedirect: redirects.notFoundRedirect ?? null, createdAt: now, updatedAt: now,
   };
@@ -109,7 +109,7 @@ export async function createDomain(deps: Deps, caller: Caller, raw: unknown): Pr
 }
 
 export async function listDomains(deps: Deps, caller: Caller): Promise<{ domains: DomainObject[] }> {
-  return { domains: (await deps.store.listDomains(caller.accountId)).map(toDomainObject) };
+  return { domains: (await deps.store.listDomains(caller.workspaceId)).map(toDomainObject) };
 }
 
 export async function getDomain(deps: Deps, caller: Caller, id: string): Promise<DomainObject> {
@@ -136,7 +136,7 @@ export async function updateDomain(deps: Deps, caller: Caller, id: string, raw: 
  */
 export async function verifyDomain(deps: Deps, caller: Caller, id: string): Promise<DomainObject> {
   const d = await ownDomain(deps, caller, id);
-  const check = await checks.run(caller.accountId, () => checkDomain(d, deps.domainChecks ?? {}, deps.config.webhookAllowPrivate, deps.resolveHost));
+  const check = await checks.run(caller.workspaceId, () => checkDomain(d, deps.domainChecks ?? {}, deps.config.webhookAllowPrivate, deps.resolveHost));
   // A check of another method or token (changed while it ran) says nothing about the domain now: left as it is.
   const next = await changeDomain(deps, caller, d, (current, now) => current.method !== d.method || current.token !== d.token ? current : ({
     ...current, checkedAt: now, checkOk: check.ok, checkResult: check.result, updatedAt: now,
@@ -198,7 +198,7 @@ export async function linkDomainOf(deps: Deps, caller: Caller, given: unknown, p
   if (spelled === deps.config.defaultDomain || ownHostnames(deps).has(spelled)) return deps.config.defaultDomain;
   const n = typeof given === "string" ? normaliseHostname(given) : null;
   const d = n?.ok ? await deps.store.getDomainByHostname(n.hostname) : null;
-  if (!d || d.accountId !== caller.accountId || d.state !== "verified") {
+  if (!d || d.accountId !== caller.workspaceId || d.state !== "verified") {
     throw invalidInput([{ path, message: "must be a verified domain of your account (or left out for the base domain)" }]);
   }
   return d.hostname;
@@ -228,9 +228,9 @@ export const shortBaseOf = (deps: Deps, link: { domain: string }): string =>
  * are looked at oldest first (the API's /links/{slug} names one slug; the same slug on two domains finds the older's).
  */
 export async function findOnOwnDomains(deps: Deps, caller: Caller, slug: string): Promise<LinkRecord | null> {
-  for (const d of await deps.store.listDomains(caller.accountId)) {
+  for (const d of await deps.store.listDomains(caller.workspaceId)) {
     const link = await deps.store.getLink(d.hostname, slug);
-    if (link && link.accountId === caller.accountId) return link;
+    if (link && link.accountId === caller.workspaceId) return link;
   }
   return null;
 }

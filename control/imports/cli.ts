@@ -37,7 +37,7 @@ async function main(): Promise<number> {
     const account = await store.getAccountByEmail(values.account.toLowerCase());
     if (!account) throw new AppError("not_found", `No account with the email ${values.account}`);
     const deps: Deps = { config, store, hot, now: Date.now };
-    const { job, done } = await startImport(deps, { accountId: account.id, keyId: null, scopes: ALL_SCOPES }, bytes, {
+    const { job, done } = await startImport(deps, { workspaceId: account.id, accountId: account.id, role: "owner", keyId: null, scopes: ALL_SCOPES }, bytes, {
       format: values.format, onConflict: values["on-conflict"], mapping: values.mapping, fileName: basename(values.file),
     });
     console.log(`Import ${job.id} into ${description} for ${account.email}: ${values.file}`);

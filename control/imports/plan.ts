@@ -152,7 +152,7 @@ export async function planImport(
     }
     if (i % 5000 === 4999) await progress(i / file.rows.length);
   }
-  const imported = await deps.store.takenExternalIds(caller.accountId, [...seenIds]);
+  const imported = await deps.store.takenExternalIds(caller.workspaceId, [...seenIds]);
   const alreadyImported: ImportedHistory[] = [];
   const fresh = candidates.filter((c) => {
     if (!imported.has(c.input.externalId)) return true;

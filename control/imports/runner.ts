@@ -50,19 +50,19 @@ export class ImportRunner {
   async start(caller: Caller, req: ImportRequest): Promise<{ job: ImportJob; done: Promise<void> }> {
     const now = this.deps.now();
     const job: ImportJob = {
-      id: `imp_${crypto.randomUUID().replace(/-/g, "").slice(0, 20)}`, accountId: caller.accountId, format: req.formatName,
+      id: `imp_${crypto.randomUUID().replace(/-/g, "").slice(0, 20)}`, accountId: caller.workspaceId, format: req.formatName,
       onConflict: req.onConflict, fileName: req.fileName, status: "queued", totalRows: 0, progress: 0,
       counts: { created: 0, skipped: 0, renamed: 0, failed: 0 }, rows: [], error: null, createdAt: now, updatedAt: now, finishedAt: null,
     };
     await this.deps.store.createImportJob(job);
     this.live.set(job.id, job);
     this.beat();
-    const previous = this.tails.get(caller.accountId) ?? Promise.resolve();
-    const done = previous.then(() => this.slots.run(caller.accountId, () => this.run(caller, job, req)));
-    this.tails.set(caller.accountId, done);
+    const previous = this.tails.get(caller.workspaceId) ?? Promise.resolve();
+    const done = previous.then(() => this.slots.run(caller.workspaceId, () => this.run(caller, job, req)));
+    this.tails.set(caller.workspaceId, done);
     void done.finally(() => {
       this.live.delete(job.id);
-      if (this.tails.get(caller.accountId) === done) this.tails.delete(caller.accountId);
+      if (this.tails.get(caller.workspaceId) === done) this.tails.delete(caller.workspaceId);
     });
     return { job: { ...job }, done };
   }
@@ -121,12 +121,12 @@ export class ImportRunner {
 
   /** Pass 2: the planned rows through bulk create, BULK_MAX at a time, each chunk's history right after it. */
   private async write(caller: Caller, job: ImportJob, plan: Plan): Promise<void> {
-    await this.deps.store.applyImportedHistory(caller.accountId, plan.alreadyImported);
+    await this.deps.store.applyImportedHistory(caller.workspaceId, plan.alreadyImported);
     for (let at = 0; at < plan.writes.length; at += BULK_MAX) {
       const chunk = plan.writes.slice(at, at + BULK_MAX);
       const { results } = await bulkCreateLinks(this.deps, caller, chunk.map((p) => p.input));
       const written = chunk.filter((p, i) => countResult(job, p, results[i]));
-      await this.deps.store.applyImportedHistory(caller.accountId, written.map((p) => p.history));
+      await this.deps.store.applyImportedHistory(caller.workspaceId, written.map((p) => p.history));
       job.progress = PLAN_SHARE + (1 - PLAN_SHARE) * Math.min(1, (at + chunk.length) / plan.writes.length);
       await this.save(job);
     }

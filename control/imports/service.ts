@@ -87,17 +87,17 @@ async function settled(deps: Deps, caller: Caller, job: ImportJob): Promise<Impo
   const stale = RUNNING_IMPORT_STATUSES.includes(job.status) && !importRunner(deps).live.has(job.id) && job.updatedAt < deps.now() - IMPORT_STALE_MS;
   if (!stale) return job;
   await deps.store.interruptImportJobs(deps.now() - IMPORT_STALE_MS, deps.now());
-  return (await deps.store.getImportJob(caller.accountId, job.id)) ?? job;
+  return (await deps.store.getImportJob(caller.workspaceId, job.id)) ?? job;
 }
 
 export async function getImport(deps: Deps, caller: Caller, id: string): Promise<ImportObject> {
-  const job = typeof id === "string" && id.length <= 100 ? await deps.store.getImportJob(caller.accountId, id) : null;
+  const job = typeof id === "string" && id.length <= 100 ? await deps.store.getImportJob(caller.workspaceId, id) : null;
   if (!job) throw new AppError("not_found", `No import "${String(id).slice(0, 100)}"`);
   return toImportObject(await settled(deps, caller, job));
 }
 
 /** The account's newest jobs (at most 50). */
 export async function listImports(deps: Deps, caller: Caller): Promise<{ imports: ImportObject[] }> {
-  const jobs = await deps.store.listImportJobs(caller.accountId, 50);
+  const jobs = await deps.store.listImportJobs(caller.workspaceId, 50);
   return { imports: await Promise.all(jobs.map(async (j) => toImportObject(await settled(deps, caller, j)))) };
 }

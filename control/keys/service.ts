@@ -121,7 +121,7 @@ export class KeyAuthenticator {
     const generation = this.generation;
     const record = await this.deps.store.findApiKeyByHash(hash);
     if (!record || record.revokedAt !== null) throw new AppError("unauthorized", "The API key is unknown or revoked");
-    const caller: Caller = { accountId: record.accountId, keyId: record.id, scopes: scopesOfKey(record) };
+    const caller: Caller = { workspaceId: record.accountId, accountId: record.accountId, role: "owner", keyId: record.id, scopes: scopesOfKey(record) };
     if (this.cache.size > 10_000) this.cache.clear();
     // A revocation heard while the store was read may be newer than what was read: answer, but do not keep it.
     if (generation === this.generation) this.cache.set(hash, { caller, expiresAt: now + CACHE_TTL_MS, touchedAt: now });

@@ -45,7 +45,7 @@ const webhookChecks = new FairLimiter(8);
 /** Webhook targets must not reach private networks (design §8 SSRF), checked when they are set. */
 async function assertWebhookAllowed(deps: Deps, caller: Caller, url: string | null | undefined): Promise<void> {
   if (!url) return;
-  const r = await webhookChecks.run(caller.accountId, () => checkWebhookTarget(url, deps.config.webhookAllowPrivate, deps.resolveHost));
+  const r = await webhookChecks.run(caller.workspaceId, () => checkWebhookTarget(url, deps.config.webhookAllowPrivate, deps.resolveHost));
   if (!r.ok) throw invalidInput([{ path: "/webhookUrl", message: r.reason }]);
 }
 
@@ -77,7 +77,7 @@ function prepareCreate(deps: Deps, caller: Caller, raw: unknown): PreparedLink |
   const { input, changes } = validateLinkInput<CreateLinkInput>("create", raw, inputContext(deps));
   const slug = input.slug !== undefined ? checkSlug(input.slug) : randomSlug();
   const finish = (passwordHash: string | null | undefined, domain = deps.config.defaultDomain): PreparedLink => {
-    const identity = { id: newId(), accountId: caller.accountId, domain, slug, target: changes.target!, createdAt: deps.now() };
+    const identity = { id: newId(), accountId: caller.workspaceId, domain, slug, target: changes.target!, createdAt: deps.now() };
     const record = applyChanges(newLinkRecord(identity), changes, passwordHash);
     checkSchedule(record);
     return { record, customSlug: input.slug !== undefined, changes, passwordHash };
@@ -86,7 +86,7 @@ function prepareCreate(deps: Deps, caller: Caller, raw: unknown): PreparedLink |
   return (async () => {
     const domain = await linkDomainOf(deps, caller, input.domain);
     await assertWebhookAllowed(deps, caller, changes.webhookUrl);
-    return finish(changes.password ? await hashPassword(caller.accountId, changes.password) : changes.password, domain);
+    return finish(changes.password ? await hashPassword(caller.workspaceId, changes.password) : changes.password, domain);
   })();
 }
 
@@ -148,7 +148,7 @@ async function view(deps: Deps, link: LinkRecord): Promise<LinkObject> {
 
 /** The caller's link with this externalId, or null. */
 async function findByExternalId(deps: Deps, caller: Caller, externalId: string): Promise<LinkRecord | null> {
-  const { links } = await deps.store.listLinks(caller.accountId, { limit: 1, externalId });
+  const { links } = await deps.store.listLinks(caller.workspaceId, { limit: 1, externalId });
   return links[0] ?? null;
 }
 
@@ -292,8 +292,8 @@ export async function findOwnLink(deps: Deps, caller: Caller, slug: string): Pro
     if (byExternalId) return byExternalId;
   }
   let link = typeof slug === "string" && slug.length <= 200 ? await deps.store.getLink(deps.config.defaultDomain, slug) : null;
-  if ((!link || link.accountId !== caller.accountId) && typeof slug === "string" && slug.length <= 200) link = await findOnOwnDomains(deps, caller, slug);
-  if (!link || link.accountId !== caller.accountId) throw new AppError("not_found", `No link "${String(slug).slice(0, 200)}"`);
+  if ((!link || link.accountId !== caller.workspaceId) && typeof slug === "string" && slug.length <= 200) link = await findOnOwnDomains(deps, caller, slug);
+  if (!link || link.accountId !== caller.workspaceId) throw new AppError("not_found", `No link "${String(slug).slice(0, 200)}"`);
   return link;
 }
 
@@ -324,7 +324,7 @@ async function applyUpdate(deps: Deps, caller: Caller, link: LinkRecord, changes
     }
     if (attempt === UPDATE_ATTEMPTS) throw new AppError("unavailable", "The link is being changed by other requests; try again", { retryAfter: 1 });
     const current = await deps.store.getLinkById(link.id);
-    if (!current || current.accountId !== caller.accountId) throw new AppError("not_found", `No link "${link.slug}"`);
+    if (!current || current.accountId !== caller.workspaceId) throw new AppError("not_found", `No link "${link.slug}"`);
     link = current;
   }
 }
@@ -333,7 +333,7 @@ export async function updateLink(deps: Deps, caller: Caller, slug: string, raw: 
   const { changes } = validateLinkInput<UpdateLinkInput>("update", raw, inputContext(deps));
   const link = await findOwnLink(deps, caller, slug);
   await assertWebhookAllowed(deps, caller, changes.webhookUrl);
-  const passwordHash = changes.password ? await hashPassword(caller.accountId, changes.password) : changes.password;
+  const passwordHash = changes.password ? await hashPassword(caller.workspaceId, changes.password) : changes.password;
   return view(deps, await applyUpdate(deps, caller, link, changes, passwordHash));
 }
 
@@ -363,7 +363,7 @@ export interface PreparedUpdate {
 
 export async function prepareUpdate(deps: Deps, caller: Caller, changes: LinkChanges): Promise<PreparedUpdate> {
   await assertWebhookAllowed(deps, caller, changes.webhookUrl);
-  return { changes, passwordHash: changes.password ? await hashPassword(caller.accountId, changes.password) : changes.password };
+  return { changes, passwordHash: changes.password ? await hashPassword(caller.workspaceId, changes.password) : changes.password };
 }
 
 /** Applies prepared changes to a link found to be the caller's, as updateLink does (compare-and-set, published). */
@@ -412,14 +412,14 @@ function listFilterOf(deps: Deps, query: ListQuery): LinkFilter {
 }
 
 export async function listLinks(deps: Deps, caller: Caller, query: ListQuery) {
-  const { links, nextCursor } = await deps.store.listLinks(caller.accountId, listFilterOf(deps, query));
+  const { links, nextCursor } = await deps.store.listLinks(caller.workspaceId, listFilterOf(deps, query));
   return { links: await Promise.all(links.map((l) => view(deps, l))), nextCursor };
 }
 
 /** How many of the caller's links the list's filters match (paging aside); with `max`, at most that many. */
 export async function countLinks(deps: Deps, caller: Caller, query: Omit<ListQuery, "limit" | "cursor">, max?: number): Promise<number> {
   const { limit: _limit, cursor: _cursor, ...match } = listFilterOf(deps, query);
-  return deps.store.countLinks(caller.accountId, match, max);
+  return deps.store.countLinks(caller.workspaceId, match, max);
 }
 
 /** The rows of a bulk request: a bare array or `{ "links": [...] }`. */

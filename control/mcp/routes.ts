@@ -127,7 +127,7 @@ export function createMcpHandler(deps: Deps, api: ApiContext, limits?: SessionLi
   async function sessionOf(request: Request, caller: Caller): Promise<string | null> {
     const id = request.headers.get(SESSION_HEADER);
     if (id === null) return null;
-    if (!(await sessions.use(id, caller.accountId))) throw unknownSession();
+    if (!(await sessions.use(id, caller.workspaceId))) throw unknownSession();
     return id;
   }
 
@@ -143,14 +143,14 @@ export function createMcpHandler(deps: Deps, api: ApiContext, limits?: SessionLi
     const session = await sessionOf(request, caller);
     const res = await serveOnce(deps, caller, request, body);
     if (session !== null || !isInitialize(body) || !(await succeeded(res))) return res;
-    headers[SESSION_HEADER] = await sessions.open(caller.accountId);
+    headers[SESSION_HEADER] = await sessions.open(caller.workspaceId);
     return res;
   }
 
   async function del(request: Request, caller: Caller): Promise<Response> {
     const id = request.headers.get(SESSION_HEADER);
     if (id === null) throw new AppError("invalid_input", "Send the Mcp-Session-Id header of the session to end");
-    if (!(await sessions.end(id, caller.accountId))) throw unknownSession();
+    if (!(await sessions.end(id, caller.workspaceId))) throw unknownSession();
     return new Response(null, { status: 200 });
   }
 

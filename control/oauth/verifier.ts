@@ -55,7 +55,7 @@ export class AccessTokens implements AccessTokenVerifier {
     if (found.expiresAt <= now) throw refuse("The access token has expired; use the refresh token for a new one");
     if (found.resource !== resource) throw refuse(`The access token was issued for ${found.resource}, not for ${resource}`);
     this.touch(found.grantId, now);
-    return { accountId: found.accountId, keyId: null, scopes: found.scopes, grantId: found.grantId };
+    return { workspaceId: found.accountId, accountId: found.accountId, role: "owner", keyId: null, scopes: found.scopes, grantId: found.grantId };
   }
 
   private async lookup(hash: string, now: number): Promise<AccessTokenLookup | null> {

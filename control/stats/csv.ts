@@ -103,6 +103,6 @@ export async function exportLinkClicks(deps: Deps, caller: Caller, slug: string,
 /** Every click of the account's links in the range as a streamed CSV download. */
 export async function exportAccountClicks(deps: Deps, caller: Caller, raw: RawQuery): Promise<Response> {
   const range = parseCsvRange(raw, deps.now());
-  const links = await accountLinks(deps, caller.accountId);
-  return exportOf(deps, { accountId: caller.accountId }, range, (id) => links.get(id)?.slug, "clink-clicks");
+  const links = await accountLinks(deps, caller.workspaceId);
+  return exportOf(deps, { accountId: caller.workspaceId }, range, (id) => links.get(id)?.slug, "clink-clicks");
 }

@@ -60,8 +60,8 @@ export async function getLinkAnalytics(deps: Deps, caller: Caller, slug: string,
 
 export async function getAccountAnalytics(deps: Deps, caller: Caller, rawQuery: RawQuery): Promise<Analytics> {
   const query = parseStatsQuery(rawQuery, deps.now(), "account");
-  const links = (ids?: string[]) => (ids ? linksById(deps, caller.accountId, ids) : accountLinks(deps, caller.accountId));
-  return answer(query, await readsOf(deps, { accountId: caller.accountId }, links));
+  const links = (ids?: string[]) => (ids ? linksById(deps, caller.workspaceId, ids) : accountLinks(deps, caller.workspaceId));
+  return answer(query, await readsOf(deps, { accountId: caller.workspaceId }, links));
 }
 
 /** How the original stats spell an unknown value (byCountry's "unknown"). */

@@ -55,7 +55,7 @@ export const deliveryView = (d: WebhookDelivery): DeliveryView => ({
 const targetChecks = new FairLimiter(8);
 
 async function assertTargetAllowed(deps: Deps, caller: Caller, url: string): Promise<void> {
-  const r = await targetChecks.run(caller.accountId, () => checkWebhookTarget(url, deps.config.webhookAllowPrivate, deps.resolveHost));
+  const r = await targetChecks.run(caller.workspaceId, () => checkWebhookTarget(url, deps.config.webhookAllowPrivate, deps.resolveHost));
   if (!r.ok) throw invalidInput([{ path: "/url", message: r.reason }], "The webhook URL is not allowed");
 }
 
@@ -103,13 +103,13 @@ function endpointInput(raw: unknown, creating: boolean): EndpointInput {
 /** Creates an endpoint; the answer carries its secret, the only time it is shown. */
 export async function createEndpoint(deps: Deps, caller: Caller, raw: unknown): Promise<EndpointView & { secret: string }> {
   const input = endpointInput(raw, true);
-  if ((await deps.store.listWebhookEndpoints(caller.accountId)).length >= MAX_ENDPOINTS) {
+  if ((await deps.store.listWebhookEndpoints(caller.workspaceId)).length >= MAX_ENDPOINTS) {
     throw new AppError("webhook_endpoint_limit", `An account can have at most ${MAX_ENDPOINTS} webhook endpoints; delete one first`);
   }
   await assertTargetAllowed(deps, caller, input.url!);
   const now = deps.now();
   const endpoint: WebhookEndpoint = {
-    id: `we_${newId()}`, accountId: caller.accountId, url: input.url!, secret: generateWebhookSecret(), events: input.events!,
+    id: `we_${newId()}`, accountId: caller.workspaceId, url: input.url!, secret: generateWebhookSecret(), events: input.events!,
     active: input.active ?? true, createdAt: now, updatedAt: now,
   };
   await deps.store.createWebhookEndpoint(endpoint);
@@ -118,12 +118,12 @@ export async function createEndpoint(deps: Deps, caller: Caller, raw: unknown): 
 }
 
 export async function listEndpoints(deps: Deps, caller: Caller): Promise<{ endpoints: EndpointView[] }> {
-  return { endpoints: (await deps.store.listWebhookEndpoints(caller.accountId)).map(endpointView) };
+  return { endpoints: (await deps.store.listWebhookEndpoints(caller.workspaceId)).map(endpointView) };
 }
 
 /** The caller's endpoint, or not_found (also for another account's: no existence leaks). */
 export async function findOwnEndpoint(deps: Deps, caller: Caller, id: string): Promise<WebhookEndpoint> {
-  const e = typeof id === "string" && id.length <= 100 ? await deps.store.getWebhookEndpoint(caller.accountId, id) : null;
+  const e = typeof id === "string" && id.length <= 100 ? await deps.store.getWebhookEndpoint(caller.workspaceId, id) : null;
   if (!e) throw new AppError("not_found", `No webhook endpoint "${String(id).slice(0, 100)}"`);
   return e;
 }
@@ -145,7 +145,7 @@ export async function updateEndpoint(deps: Deps, caller: Caller, id: string, raw
 }
 
 export async function deleteEndpoint(deps: Deps, caller: Caller, id: string): Promise<void> {
-  if (!(typeof id === "string" && id.length <= 100 && (await deps.store.deleteWebhookEndpoint(caller.accountId, id)))) {
+  if (!(typeof id === "string" && id.length <= 100 && (await deps.store.deleteWebhookEndpoint(caller.workspaceId, id)))) {
     throw new AppError("not_found", `No webhook endpoint "${String(id).slice(0, 100)}"`);
   }
   forgetSubscribers();
@@ -164,7 +164,7 @@ export async function listDeliveries(deps: Deps, caller: Caller, id: string, que
     throw new AppError("invalid_parameter", "cursor must be the nextCursor of a previous page");
   }
   const endpoint = await findOwnEndpoint(deps, caller, id);
-  const page = await deps.store.listWebhookDeliveries(caller.accountId, endpoint.id, limit, query.cursor || undefined);
+  const page = await deps.store.listWebhookDeliveries(caller.workspaceId, endpoint.id, limit, query.cursor || undefined);
   return { deliveries: page.deliveries.map(deliveryView), nextCursor: page.nextCursor };
 }
 
@@ -173,7 +173,7 @@ export async function retryDelivery(deps: Deps, caller: Caller, id: string, deli
   const endpoint = await findOwnEndpoint(deps, caller, id);
   const now = deps.now();
   const d = typeof deliveryId === "string" && deliveryId.length <= 300
-    ? await deps.store.retryWebhookDelivery(caller.accountId, endpoint.id, deliveryId, now, now + eventWebhookSettings().retryWindowMs)
+    ? await deps.store.retryWebhookDelivery(caller.workspaceId, endpoint.id, deliveryId, now, now + eventWebhookSettings().retryWindowMs)
     : null;
   if (!d) throw new AppError("not_found", `No delivery "${String(deliveryId).slice(0, 300)}" of this endpoint`);
   sendingAgain(endpoint.id);

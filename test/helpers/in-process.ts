@@ -126,7 +126,7 @@ export async function startControlPlane(opts: StartOptions = {}): Promise<InProc
     async createKey(email, name = "test") {
       const acct = await account(email);
       const { key, view } = await createApiKey(deps, acct.id, name);
-      return { key, account: acct, caller: { accountId: acct.id, keyId: view.id, scopes: SCOPES } };
+      return { key, account: acct, caller: { workspaceId: acct.id, accountId: acct.id, role: "owner", keyId: view.id, scopes: SCOPES } };
     },
     async close() {
       await hot.close();

@@ -47,7 +47,7 @@ describe("createApiKey and listApiKeys", () => {
 describe("KeyAuthenticator", () => {
   test("turns a Bearer header into the caller and records the last use at the clock's time", async () => {
     const { key, view } = await createApiKey(cp.deps, accountId, "auth");
-    expect(await cp.auth.authenticate(`Bearer ${key}`)).toEqual({ accountId, keyId: view.id, scopes: SCOPES });
+    expect(await cp.auth.authenticate(`Bearer ${key}`)).toEqual({ workspaceId: accountId, accountId, role: "owner", keyId: view.id, scopes: SCOPES });
     expect((await cp.deps.store.findApiKeyByHash(sha256Hex(key)))!.lastUsedAt).toBe(cp.clock.now());
   });
 

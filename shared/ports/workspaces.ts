@@ -1,0 +1,106 @@
+/**
+ * The workspaces role of the store (issue #24): who belongs to which workspace, with which role; invitations by
+ * link; the audit log. Everything a workspace holds (links, tags, folders, domains, keys, webhooks, imports, stats)
+ * names it in its owner column, `account_id`: a personal workspace's id is its owner's account id (ADR 0011), so
+ * what existed before workspaces belongs to its account's personal workspace with nothing rewritten.
+ */
+import type { Role } from "../enums.ts";
+
+export interface WorkspaceRecord {
+  id: string;
+  name: string;
+  /** The account whose personal workspace this is (its id is that account's id); null for a shared workspace. */
+  personalOf: string | null;
+  createdAt: number;
+}
+
+export interface MemberRecord {
+  workspaceId: string;
+  accountId: string;
+  role: Role;
+  createdAt: number;
+}
+
+/** A workspace as one of its members sees it in a list: with the member's role. */
+export interface Membership {
+  workspace: WorkspaceRecord;
+  role: Role;
+}
+
+export interface InvitationRecord {
+  id: string;
+  workspaceId: string;
+  /** SHA-256 hex of the invitation token; the link carrying it is shown once and never stored. */
+  tokenHash: string;
+  role: Role;
+  /** The account that made it. */
+  createdBy: string;
+  createdAt: number;
+  expiresAt: number;
+  usedAt: number | null;
+  usedBy: string | null;
+  revokedAt: number | null;
+}
+
+/** Why an invitation could not be taken; nothing was written. */
+export type InvitationRefusal = "unknown" | "expired" | "used" | "revoked" | "already_member";
+
+export interface AuditEntry {
+  id: string;
+  workspaceId: string;
+  at: number;
+  /** Who: the account, and the key or OAuth grant it came with (null: the dashboard session or the system). */
+  actorAccountId: string | null;
+  actorKeyId: string | null;
+  /** What, as `<subject>.<verb>`: link.created, key.revoked, domain.verified, member.removed, session.signed_in… */
+  action: string;
+  /** On what: its kind and id (a link's slug is in `detail`); null for workspace-wide actions. */
+  targetType: string | null;
+  targetId: string | null;
+  /** A small JSON object: what changed (field names, never secrets or passwords). */
+  detail: Record<string, unknown>;
+}
+
+export interface AuditQuery {
+  /** Newest first; entries at or before `before` (an entry id cursor), at most `limit`. */
+  limit: number;
+  cursor?: string;
+  action?: string;
+  actorAccountId?: string;
+  from?: number;
+  to?: number;
+}
+
+export interface WorkspaceStore {
+  /** The workspace and its owner's membership, in one transaction; false if the id is taken. */
+  createWorkspace(w: WorkspaceRecord, owner: string): Promise<boolean>;
+  getWorkspace(id: string): Promise<WorkspaceRecord | null>;
+  renameWorkspace(id: string, name: string): Promise<boolean>;
+  /** Deletes the workspace and everything it holds (links, their clicks, domains, keys, webhooks, members, invitations). */
+  deleteWorkspace(id: string): Promise<boolean>;
+  /** The workspaces an account belongs to, personal first, then by name. */
+  listMemberships(accountId: string): Promise<Membership[]>;
+  getMember(workspaceId: string, accountId: string): Promise<MemberRecord | null>;
+  listMembers(workspaceId: string): Promise<MemberRecord[]>;
+  /** false: not a member. */
+  setMemberRole(workspaceId: string, accountId: string, role: Role): Promise<boolean>;
+  /** Removes the membership and revokes the keys that account made in this workspace, in one transaction. */
+  removeMember(workspaceId: string, accountId: string, at: number): Promise<{ removed: boolean; revokedKeyHashes: string[] }>;
+
+  createInvitation(i: InvitationRecord): Promise<void>;
+  listInvitations(workspaceId: string): Promise<InvitationRecord[]>;
+  revokeInvitation(workspaceId: string, id: string, at: number): Promise<boolean>;
+  /**
+   * Takes the invitation with `tokenHash` for `accountId` at `now`, atomically: marks it used and adds the member
+   * with its role. A second taker (even at the same instant) is refused as `used`.
+   */
+  acceptInvitation(tokenHash: string, accountId: string, now: number): Promise<{ ok: true; invitation: InvitationRecord } | { ok: false; reason: InvitationRefusal }>;
+
+  appendAudit(entries: AuditEntry[]): Promise<void>;
+  listAudit(workspaceId: string, query: AuditQuery): Promise<{ entries: AuditEntry[]; nextCursor: string | null }>;
+  /** Deletes entries older than `before`, at most `max`; returns how many. */
+  pruneAudit(before: number, max: number): Promise<number>;
+}
+
+/** The HotState bus channel a membership change (role, removal) is published on: cached callers are forgotten. */
+export const MEMBERSHIP_CHANGED_CHANNEL = "workspace:membership-changed";
