@@ -11,6 +11,7 @@ export * from "./ports/visitors.ts";
 export * from "./ports/event-webhooks.ts";
 export * from "./ports/domains.ts";
 export * from "./ports/workspaces.ts";
+export * from "./ports/audit.ts";
 export * from "./ports/store.ts";
 
 export * from "./ports/click-queue.ts";

@@ -1,7 +1,7 @@
 /**
  * The workspaces role of the store (issue #24): who belongs to which workspace, with which role; invitations by
- * link; the audit log. Everything a workspace holds (links, tags, folders, domains, keys, webhooks, imports, stats)
- * names it in its owner column, `account_id`: a personal workspace's id is its owner's account id (ADR 0011), so
+ * link (the audit log is its own role: audit.ts). Everything a workspace holds (links, tags, folders, domains,
+ * keys, webhooks, imports, stats) names it in its owner column, `account_id`: a personal workspace's id is its owner's account id (ADR 0011), so
  * what existed before workspaces belongs to its account's personal workspace with nothing rewritten.
  */
 import type { Role } from "../enums.ts";
@@ -45,32 +45,6 @@ export interface InvitationRecord {
 /** Why an invitation could not be taken; nothing was written. */
 export type InvitationRefusal = "unknown" | "expired" | "used" | "revoked" | "already_member";
 
-export interface AuditEntry {
-  id: string;
-  workspaceId: string;
-  at: number;
-  /** Who: the account, and the key or OAuth grant it came with (null: the dashboard session or the system). */
-  actorAccountId: string | null;
-  actorKeyId: string | null;
-  /** What, as `<subject>.<verb>`: link.created, key.revoked, domain.verified, member.removed, session.signed_in… */
-  action: string;
-  /** On what: its kind and id (a link's slug is in `detail`); null for workspace-wide actions. */
-  targetType: string | null;
-  targetId: string | null;
-  /** A small JSON object: what changed (field names, never secrets or passwords). */
-  detail: Record<string, unknown>;
-}
-
-export interface AuditQuery {
-  /** Newest first; entries at or before `before` (an entry id cursor), at most `limit`. */
-  limit: number;
-  cursor?: string;
-  action?: string;
-  actorAccountId?: string;
-  from?: number;
-  to?: number;
-}
-
 export interface WorkspaceStore {
   /** The workspace and its owner's membership, in one transaction; false if the id is taken. */
   createWorkspace(w: WorkspaceRecord, owner: string): Promise<boolean>;
@@ -95,11 +69,6 @@ export interface WorkspaceStore {
    * with its role. A second taker (even at the same instant) is refused as `used`.
    */
   acceptInvitation(tokenHash: string, accountId: string, now: number): Promise<{ ok: true; invitation: InvitationRecord } | { ok: false; reason: InvitationRefusal }>;
-
-  appendAudit(entries: AuditEntry[]): Promise<void>;
-  listAudit(workspaceId: string, query: AuditQuery): Promise<{ entries: AuditEntry[]; nextCursor: string | null }>;
-  /** Deletes entries older than `before`, at most `max`; returns how many. */
-  pruneAudit(before: number, max: number): Promise<number>;
 }
 
 /** The HotState bus channel a membership change (role, removal) is published on: cached callers are forgotten. */
