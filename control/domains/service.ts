@@ -13,6 +13,7 @@ import { linkKey, type LinkRecord } from "../../shared/link.ts";
 import { checkAddress, ownHostsOf, type InputContext } from "../../shared/link-input.ts";
 import { DOMAINS_CHANGED_CHANNEL, type LinkDisposal } from "../../shared/ports.ts";
 import { schemaErrors } from "../../shared/validation.ts";
+import { requireRole } from "../auth/roles.ts";
 import type { Caller, Deps } from "../deps.ts";
 import { checkDomain } from "./checks.ts";
 
@@ -84,6 +85,7 @@ async function ownDomain(deps: Deps, caller: Caller, id: string): Promise<Domain
 }
 
 export async function createDomain(deps: Deps, caller: Caller, raw: unknown): Promise<DomainObject> {
+  requireRole(caller, "admin", "Adding a domain");
   const body = objectOf(raw);
   const errors = schemaErrors(CreateDomainInput, body);
   let hostname: string | undefined;
@@ -118,6 +120,7 @@ export async function getDomain(deps: Deps, caller: Caller, id: string): Promise
 
 /** Changes the method (a new check is needed: the domain is pending again) or the redirects. */
 export async function updateDomain(deps: Deps, caller: Caller, id: string, raw: unknown): Promise<DomainObject> {
+  requireRole(caller, "admin", "Changing a domain");
   const body = objectOf(raw);
   const errors = schemaErrors(UpdateDomainInput, body);
   const redirects = redirectsOf(deps, body, errors);
@@ -135,6 +138,7 @@ export async function updateDomain(deps: Deps, caller: Caller, id: string, raw: 
  * record or file is gone stops serving at its next check).
  */
 export async function verifyDomain(deps: Deps, caller: Caller, id: string): Promise<DomainObject> {
+  requireRole(caller, "admin", "Checking a domain");
   const d = await ownDomain(deps, caller, id);
   const check = await checks.run(caller.workspaceId, () => checkDomain(d, deps.domainChecks ?? {}, deps.config.webhookAllowPrivate, deps.resolveHost));
   // A check of another method or token (changed while it ran) says nothing about the domain now: left as it is.
@@ -170,6 +174,7 @@ async function disposalOf(deps: Deps, caller: Caller, d: DomainRecord, q: Delete
  * `links=delete`, or `moveTo` another domain (refused with domain_slug_conflict when a slug is taken there).
  */
 export async function deleteDomain(deps: Deps, caller: Caller, id: string, q: DeleteQuery): Promise<void> {
+  requireRole(caller, "admin", "Deleting a domain");
   const d = await ownDomain(deps, caller, id);
   const disposal = await disposalOf(deps, caller, d, q);
   const r = await deps.store.deleteDomain(d.id, disposal);

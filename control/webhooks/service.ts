@@ -9,6 +9,7 @@ import { FairLimiter } from "../../shared/limiter.ts";
 import { WEBHOOK_EVENT_TYPES, type WebhookDelivery, type WebhookEndpoint, type WebhookEventType } from "../../shared/ports.ts";
 import { generateWebhookSecret } from "../../shared/webhooks/sign.ts";
 import { checkWebhookTarget } from "../../shared/webhooks/ssrf.ts";
+import { requireRole } from "../auth/roles.ts";
 import type { Caller, Deps } from "../deps.ts";
 import { forgetSubscribers, sendingAgain, wakeWorkers } from "./events.ts";
 import { eventWebhookSettings } from "./settings.ts";
@@ -100,8 +101,12 @@ function endpointInput(raw: unknown, creating: boolean): EndpointInput {
   return out;
 }
 
+/** Webhook endpoints are the workspace's, managed by its admins and owners (issue #24), from the API and the dashboard alike. */
+const MANAGING = "Managing webhooks";
+
 /** Creates an endpoint; the answer carries its secret, the only time it is shown. */
 export async function createEndpoint(deps: Deps, caller: Caller, raw: unknown): Promise<EndpointView & { secret: string }> {
+  requireRole(caller, "admin", MANAGING);
   const input = endpointInput(raw, true);
   if ((await deps.store.listWebhookEndpoints(caller.workspaceId)).length >= MAX_ENDPOINTS) {
     throw new AppError("webhook_endpoint_limit", `An account can have at most ${MAX_ENDPOINTS} webhook endpoints; delete one first`);
@@ -118,11 +123,13 @@ export async function createEndpoint(deps: Deps, caller: Caller, raw: unknown): 
 }
 
 export async function listEndpoints(deps: Deps, caller: Caller): Promise<{ endpoints: EndpointView[] }> {
+  requireRole(caller, "admin", MANAGING);
   return { endpoints: (await deps.store.listWebhookEndpoints(caller.workspaceId)).map(endpointView) };
 }
 
 /** The caller's endpoint, or not_found (also for another account's: no existence leaks). */
 export async function findOwnEndpoint(deps: Deps, caller: Caller, id: string): Promise<WebhookEndpoint> {
+  requireRole(caller, "admin", MANAGING);
   const e = typeof id === "string" && id.length <= 100 ? await deps.store.getWebhookEndpoint(caller.workspaceId, id) : null;
   if (!e) throw new AppError("not_found", `No webhook endpoint "${String(id).slice(0, 100)}"`);
   return e;
@@ -145,6 +152,7 @@ export async function updateEndpoint(deps: Deps, caller: Caller, id: string, raw
 }
 
 export async function deleteEndpoint(deps: Deps, caller: Caller, id: string): Promise<void> {
+  requireRole(caller, "admin", MANAGING);
   if (!(typeof id === "string" && id.length <= 100 && (await deps.store.deleteWebhookEndpoint(caller.workspaceId, id)))) {
     throw new AppError("not_found", `No webhook endpoint "${String(id).slice(0, 100)}"`);
   }
