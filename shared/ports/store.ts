@@ -11,5 +11,6 @@ import type { KeyStore } from "./keys.ts";
 import type { LinkStore } from "./links.ts";
 import type { OAuthStore } from "./oauth.ts";
 import type { DomainStore } from "./domains.ts";
+import type { AuditStore } from "./audit.ts";
 
-export type Store = AccountStore & KeyStore & LinkStore & ClickStore & AdminStore & EventWebhookStore & ImportStore & OAuthStore & DomainStore;
+export type Store = AccountStore & KeyStore & LinkStore & ClickStore & AdminStore & EventWebhookStore & ImportStore & OAuthStore & DomainStore & AuditStore;
