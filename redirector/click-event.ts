@@ -4,6 +4,7 @@
  * expiredUrl redirects are not clicks.
  */
 import type { Destination } from "../shared/decide.ts";
+import { shortUrlOf, type ShortBase } from "../shared/domain.ts";
 import { classifyUserAgent } from "../shared/facts/device.ts";
 import { countryFromHeader } from "../shared/facts/geo.ts";
 import type { CompiledLink } from "../shared/link.ts";
@@ -17,17 +18,19 @@ const MAX_UA = 512;
 export interface ClickRecorder {
   readonly buffer: ClickBuffer;
   readonly webhooks: WebhookSender;
+  /** For the webhook's shortUrl, on the domain the click came in on. */
+  readonly base: ShortBase;
   /** Click ids are this prefix (process and start time) and a sequence number: unique without a random draw. */
   readonly idPrefix: string;
   seq: number;
 }
 
-export function createClickRecorder(buffer: ClickBuffer, webhooks: WebhookSender): ClickRecorder {
-  return { buffer, webhooks, idPrefix: `${process.pid.toString(36)}${Date.now().toString(36)}-`, seq: 0 };
+export function createClickRecorder(buffer: ClickBuffer, webhooks: WebhookSender, base: ShortBase): ClickRecorder {
+  return { buffer, webhooks, base: { baseUrl: base.baseUrl, defaultDomain: base.defaultDomain }, idPrefix: `${process.pid.toString(36)}${Date.now().toString(36)}-`, seq: 0 };
 }
 
-/** Records one click of `link` to `to` (its URL, A/B variant and matched rule) and queues its webhook. */
-export function recordClick(c: ClickRecorder, facts: LazyRequestFacts, link: CompiledLink, to: Destination, now: number): void {
+/** Records one click of `link` on `domain` (its links.domain) to `to` (its URL, A/B variant and matched rule) and queues its webhook. */
+export function recordClick(c: ClickRecorder, facts: LazyRequestFacts, link: CompiledLink, to: Destination, now: number, domain: string): void {
   const { req, ctx } = facts;
   const ua = req.headers.get("user-agent") ?? "";
   // A country the rules already resolved is reused; else the trusted header's, else the drain looks it up.
@@ -46,11 +49,11 @@ export function recordClick(c: ClickRecorder, facts: LazyRequestFacts, link: Com
     qr: hasQrMarker(facts.url),
   };
   c.buffer.push(event);
-  if (link.webhookUrl && link.webhookSecret) sendWebhook(c, facts, link, event, ua, to.url);
+  if (link.webhookUrl && link.webhookSecret) sendWebhook(c, facts, link, event, ua, to.url, domain);
 }
 
 /** The link.clicked webhook (design §4), with the click's country, device and browser; `ua` is the whole User-Agent. */
-function sendWebhook(c: ClickRecorder, facts: LazyRequestFacts, link: CompiledLink, event: ClickEvent, ua: string, destination: string): void {
+function sendWebhook(c: ClickRecorder, facts: LazyRequestFacts, link: CompiledLink, event: ClickEvent, ua: string, destination: string, domain: string): void {
   const info = classifyUserAgent(ua);
   const lookup = facts.ctx.countryLookup;
   const country = event.country ?? (event.ip && lookup ? lookup(event.ip) : null);
@@ -62,7 +65,7 @@ function sendWebhook(c: ClickRecorder, facts: LazyRequestFacts, link: CompiledLi
     linkId: link.id,
     linkVersion: link.updatedAt,
     payload: {
-      event: "link.clicked", slug: link.slug, target: link.rawTarget, destination, timestamp: new Date(event.ts).toISOString(),
+      event: "link.clicked", slug: link.slug, shortUrl: shortUrlOf(c.base, domain, link.slug), target: link.rawTarget, destination, timestamp: new Date(event.ts).toISOString(),
       country, device: info.device, browser: info.browser, referrer: event.referrer,
     },
   });

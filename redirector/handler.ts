@@ -51,7 +51,7 @@ export function createRedirector(deps: RedirectorDeps): Redirector {
     cache,
     facts: createFactsContext(config, deps.countryLookup),
     hits: createHitPolicy(hot, store),
-    clicks: createClickRecorder(clicks, deps.webhooks),
+    clicks: createClickRecorder(clicks, deps.webhooks, config),
     render: createRenderContext(config.baseUrl, config.defaultDomain),
   };
   return {

@@ -67,7 +67,7 @@ export function answer(p: Pipeline, req: Request, server: Server<unknown>, url: 
   const facts = requestFacts(p.facts, req, server, url, link, now);
   if (facts === null) return pages.methodNotAllowedPage();
   const outcome = decide(link, facts, now, knownHits(p.hits, link));
-  if (outcome.kind === "unlock") return unlock(p, facts, link!, outcome, now);
+  if (outcome.kind === "unlock") return unlock(p, facts, link!, outcome, now, domain);
   const settled = settleHits(p.hits, link, outcome);
   if (settled instanceof Promise) return settled.then((o) => respond(p, facts, link, o, now, domain), pages.unavailablePage);
   return respond(p, facts, link, settled, now, domain);
@@ -75,7 +75,7 @@ export function answer(p: Pipeline, req: Request, server: Server<unknown>, url: 
 
 /** The settled outcome's Response, its click recorded first when it is one. */
 function respond(p: Pipeline, facts: LazyRequestFacts, link: CompiledLink | null, outcome: RenderableOutcome, now: number, domain: string): Response {
-  if (outcome.kind === "redirect" && outcome.count) recordClick(p.clicks, facts, link!, outcome, now);
+  if (outcome.kind === "redirect" && outcome.count) recordClick(p.clicks, facts, link!, outcome, now, domain);
   return render(p.render, link, outcome, domain);
 }
 
@@ -83,7 +83,7 @@ function respond(p: Pipeline, facts: LazyRequestFacts, link: CompiledLink | null
  * A form POST on a password link: the password is checked (attempts limited), then a right one is a counted
  * click, with its maxHits step, answered with the unlock cookie.
  */
-async function unlock(p: Pipeline, facts: LazyRequestFacts, link: CompiledLink, outcome: UnlockOutcome, now: number): Promise<Response> {
+async function unlock(p: Pipeline, facts: LazyRequestFacts, link: CompiledLink, outcome: UnlockOutcome, now: number, domain: string): Promise<Response> {
   const verdict = await checkPassword(p.hot, facts, link);
   if (verdict.kind === "limited") return pages.tooManyAttemptsPage(verdict.retryAfter);
   if (verdict.kind === "tooLarge") return formTooLargeResponse();
@@ -97,6 +97,6 @@ async function unlock(p: Pipeline, facts: LazyRequestFacts, link: CompiledLink, 
     }
     if (!taken) return render(p.render, link, goneOutcome(link, "limit"));
   }
-  recordClick(p.clicks, facts, link, outcome, now);
+  recordClick(p.clicks, facts, link, outcome, now, domain);
   return unlockedRedirect(p.render, link, outcome.url, now);
 }

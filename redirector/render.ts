@@ -3,6 +3,7 @@
  * carry `Cache-Control: private, max-age=0`, so no cache answers for us and every click reaches the redirector.
  */
 import type { Outcome } from "../shared/decide.ts";
+import { shortUrlOf, type ShortBase } from "../shared/domain.ts";
 import type { CompiledLink } from "../shared/link.ts";
 import * as pages from "./pages.ts";
 import { unlockCookie } from "./unlock.ts";
@@ -13,11 +14,8 @@ export type RenderableOutcome = Exclude<Outcome, { kind: "unlock" }>;
 const MAX_CACHED_DESTINATIONS = 64;
 const REDIRECT_HEADERS = { "cache-control": "private, max-age=0", "referrer-policy": "unsafe-url" };
 
-export interface RenderContext {
-  /** The public base address, for the preview card's og:url. */
-  readonly baseUrl: string;
-  /** The base domain's links.domain; a link on another (custom) domain is at https://<domain>/<slug>. */
-  readonly defaultDomain: string;
+/** baseUrl and defaultDomain: the preview card's og:url is the short address (shortUrlOf). */
+export interface RenderContext extends ShortBase {
   /** Whether the unlock cookie is marked Secure (an https base address). */
   readonly secureCookies: boolean;
   /** Finished 302s per link and destination (see redirectResponse). */
@@ -42,7 +40,7 @@ export function render(r: RenderContext, link: CompiledLink | null, outcome: Ren
     case "method_not_allowed":
       return pages.methodNotAllowedPage();
     case "preview":
-      return pages.previewPage(link!, `${domain === r.defaultDomain ? r.baseUrl : `https://${domain}`}/${link!.slug}`);
+      return pages.previewPage(link!, shortUrlOf(r, domain, link!.slug));
     case "redirect":
     case "gone_redirect":
       return redirectResponse(r, link!, outcome.url);

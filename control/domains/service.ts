@@ -4,7 +4,7 @@
  * of what redirectors serve is published on the HotState bus, so each keeps the verified domains in memory.
  */
 import {
-  CreateDomainInput, customShortUrl, normaliseHostname, toDomainObject, UpdateDomainInput, type DomainObject, type DomainRecord,
+  CreateDomainInput, normaliseHostname, toDomainObject, UpdateDomainInput, type DomainObject, type DomainRecord,
 } from "../../shared/domain.ts";
 import { AppError, invalidInput, type FieldError } from "../../shared/errors.ts";
 import { newId, newToken } from "../../shared/ids.ts";
@@ -223,10 +223,6 @@ export async function mayHaveCertificate(deps: Deps, host: unknown): Promise<boo
   if (own.has(n.hostname)) return true;
   return (await deps.store.getDomainByHostname(n.hostname))?.state === "verified";
 }
-
-/** The address a link's short URL starts with: BASE_URL on the base domain, `https://<host>` on a custom one. */
-export const shortBaseOf = (deps: Deps, link: { domain: string }): string =>
-  link.domain === deps.config.defaultDomain ? deps.config.baseUrl : customShortUrl(link.domain, "").slice(0, -1);
 
 /**
  * A link of the caller's by slug on a custom domain, when the base domain has none of theirs: their verified domains

@@ -2,6 +2,7 @@
  * One function per link operation. REST, MCP and the dashboard all call these; they take a validated
  * input shape, do the I/O through the ports and return API objects or throw AppError.
  */
+import { shortBaseOf, shortUrlOf } from "../../shared/domain.ts";
 import { AppError, invalidInput, toAppError, type FieldError } from "../../shared/errors.ts";
 import { randomSlug, newId } from "../../shared/ids.ts";
 import { FairLimiter, Limiter } from "../../shared/limiter.ts";
@@ -16,7 +17,7 @@ import { checkWebhookTarget } from "../../shared/webhooks/ssrf.ts";
 import type { LinkFilter } from "../../shared/ports.ts";
 import type { Caller, Deps } from "../deps.ts";
 import { eventsWritten, linkEventsFor } from "../webhooks/events.ts";
-import { findOnOwnDomains, linkDomainOf, shortBaseOf } from "../domains/service.ts";
+import { findOnOwnDomains, linkDomainOf } from "../domains/service.ts";
 
 export const BULK_MAX = 500;
 
@@ -139,11 +140,11 @@ export const EXTERNAL_ID_PREFIX = "ext_";
  * the reserved block counts as served, so the state says limit_reached when the link answers 410).
  */
 async function view(deps: Deps, link: LinkRecord): Promise<LinkObject> {
-  if (link.maxHits === null) return toLinkObject(link, shortBaseOf(deps, link), deps.now());
+  if (link.maxHits === null) return toLinkObject(link, shortBaseOf(deps.config, link.domain), deps.now());
   const counted = await deps.hot.peekHits(link.id).catch(() => null);
   const stored = counted === null ? await deps.store.storedHits(link.id).catch(() => null) : null;
   const hits = counted ?? Math.max(link.hits, stored?.reserved ?? 0);
-  return toLinkObject(link, shortBaseOf(deps, link), deps.now(), hits);
+  return toLinkObject(link, shortBaseOf(deps.config, link.domain), deps.now(), hits);
 }
 
 /** The caller's link with this externalId, or null. */
@@ -205,7 +206,7 @@ export async function bulkCreateLinks(deps: Deps, caller: Caller, rows: unknown[
   const prepared: { index: number; row: PreparedLink }[] = [];
   const failed = (index: number, e: unknown) => (results[index] = { index, ok: false, error: toAppError(e).toProblem() });
   const succeeded = (index: number, r: LinkRecord, action: "created" | "updated") =>
-    (results[index] = { index, ok: true, slug: r.slug, shortUrl: `${shortBaseOf(deps, r)}/${r.slug}`, target: r.target, action });
+    (results[index] = { index, ok: true, slug: r.slug, shortUrl: shortUrlOf(deps.config, r.domain, r.slug), target: r.target, action });
   const pending: Promise<void>[] = [];
   rows.forEach((raw, index) => {
     try {

@@ -2,6 +2,7 @@
  * Analytics operations, one function each, used by REST, MCP and the dashboard: a link's analytics, the
  * account's, and the original per-link stats (design §3.4) that a stats request without parameters still gets.
  */
+import { shortUrlOf } from "../../shared/domain.ts";
 import type { LinkRecord } from "../../shared/link.ts";
 import type { ClickScope } from "../../shared/ports/clicks.ts";
 import type { LinkStats } from "../../shared/schemas.ts";
@@ -11,13 +12,12 @@ import type { Analytics, Breakdown, StatsQuery } from "./analytics-types.ts";
 import { answer, type AnalyticsReads, type LinkLabel } from "./engine.ts";
 import { parseStatsQuery, type RawQuery } from "./query.ts";
 import { HOUR } from "./zone-time.ts";
-import { shortBaseOf } from "../domains/service.ts";
 
 /** Links read per store call while loading an account's links (there may be 100,000). */
 const LINK_PAGE = 1_000;
 
 const labelOf = (deps: Deps, l: LinkRecord): LinkLabel =>
-  ({ slug: l.slug, shortUrl: `${shortBaseOf(deps, l)}/${l.slug}`, tags: l.tags, folder: l.folder });
+  ({ slug: l.slug, shortUrl: shortUrlOf(deps.config, l.domain, l.slug), tags: l.tags, folder: l.folder });
 
 /** The account's links by id, with what groupings, filters and CSV rows need of them. */
 export async function accountLinks(deps: Deps, accountId: string): Promise<Map<string, LinkLabel>> {
