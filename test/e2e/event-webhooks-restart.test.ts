@@ -26,14 +26,21 @@ const SLUGS = ["crash-1", "crash-2", "crash-3", "crash-4", "crash-5"];
 const receivers: Receiver[] = [];
 afterAll(() => receivers.forEach((r) => r.stop()));
 
-/** Creates an endpoint and five links while the receiver fails, then hangs it with attempts in flight. */
+/**
+ * Creates an endpoint and five links while the receiver fails, then hangs it with an attempt in flight. Waits for
+ * what the worker guarantees, not for each event's first attempt: after a failure the endpoint's other deliveries
+ * are given back unattempted while it backs off (control/webhooks/endpoint-backoff.ts), so which events are tried
+ * before the receiver hangs depends on the clock (waiting for five distinct 500s timed out under load). The crash
+ * finds the events in whatever states the clock left them (failed and due again, postponed, never tried), one of
+ * them claimed with its attempt hung.
+ */
 async function eventsWhileReceiverIsDown(control: { url: string }, key: string, receiver: Receiver): Promise<void> {
   const client = api(control, key);
   const created = await client.post("/api/v1/webhooks", { url: receiver.url, events: ["link.created"] });
   expect(created.status).toBe(201);
   receiver.mode = "fail";
   for (const slug of SLUGS) expect((await client.post("/api/v1/links", { url: `https://example.com/${slug}`, slug })).status).toBe(201);
-  await receiver.until((r) => new Set(r.filter((x) => x.answered === 500).map((x) => x.id)).size === SLUGS.length, 20_000);
+  await receiver.until((r) => r.some((x) => x.answered === 500), 20_000);
   receiver.mode = "hang";
   await receiver.until((r) => r.some((x) => x.answered === "hung"), 20_000);
 }
