@@ -126,6 +126,20 @@ export function checkAddress(value: string, path: string, ctx: InputContext, out
   return safe;
 }
 
+/**
+ * Where a link's changes send visitors, each with the input path it came from: the target, the rules', the A/B
+ * variants' and the expired address (not the OG image or the webhook, which nobody is redirected to). For the
+ * checks that need I/O, such as the custom domains this service serves (control/links/destinations.ts).
+ */
+export function destinationsOf(changes: LinkChanges, op: "create" | "update"): { path: string; url: string }[] {
+  const out: { path: string; url: string }[] = [];
+  if (changes.target) out.push({ path: op === "create" ? "/url" : "/targetUrl", url: changes.target });
+  changes.rules?.forEach((r, i) => out.push({ path: `/rules/${i}/url`, url: r.url }));
+  changes.abUrls?.forEach((v, i) => out.push({ path: `/abUrls/${i}/url`, url: v.url }));
+  if (changes.expiredUrl) out.push({ path: "/expiredUrl", url: changes.expiredUrl });
+  return out;
+}
+
 /** What is wrong with a custom slug (§3.2), if anything: a reserved word or prefix, or its characters and length. */
 function slugProblem(slug: string): { code: "slug_reserved" | "invalid_input"; error: FieldError } | undefined {
   // Reserved words first: some (favicon.ico, robots.txt) are not even made of slug characters.

@@ -11,6 +11,7 @@ import { Limiter } from "../../shared/limiter.ts";
 import { validate } from "../../shared/validation.ts";
 import type { Caller, Deps } from "../deps.ts";
 import { BULK_FILTERS, BulkChangeInput, BulkDeleteInput, type BulkChangeRow, type BulkSelector } from "./bulk-schemas.ts";
+import { refuseServedDomains } from "./destinations.ts";
 import { applyPreparedUpdate, BULK_MAX, findOwnLink, listLinks, prepareUpdate, removeLink, validateUpdate, type PreparedUpdate } from "./service.ts";
 
 /** A field error of a part of the body (`changes`, `filter`) at its place in the body. */
@@ -106,6 +107,9 @@ const summary = (rows: BulkChangeRow[]) => ({ done: rows.filter((r) => r.ok).len
 export async function bulkUpdateLinks(deps: Deps, caller: Caller, body: unknown) {
   const input = validate(BulkChangeInput, body);
   const changes = bulkChanges(deps, input);
+  await refuseServedDomains(deps, changes, "update").catch((e) => {
+    throw withPrefix(e, "/changes");
+  });
   const prepared = await prepareUpdate(deps, caller, changes);
   const { slugs, nextCursor } = await selected(deps, caller, input);
   const retag = input.addTags !== undefined || input.removeTags !== undefined;

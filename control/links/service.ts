@@ -18,6 +18,7 @@ import type { LinkFilter } from "../../shared/ports.ts";
 import type { Caller, Deps } from "../deps.ts";
 import { eventsWritten, linkEventsFor } from "../webhooks/events.ts";
 import { findOnOwnDomains, linkDomainOf } from "../domains/service.ts";
+import { refuseServedDomains, servedDomainErrors, type ServedHostMemo } from "./destinations.ts";
 
 export const BULK_MAX = 500;
 
@@ -175,6 +176,7 @@ async function upsertInto(deps: Deps, caller: Caller, existing: LinkRecord, prep
 
 export async function createLink(deps: Deps, caller: Caller, raw: unknown): Promise<CreateResult> {
   const prepared = await prepareCreate(deps, caller, raw);
+  await refuseServedDomains(deps, prepared.changes, "create");
   const externalId = prepared.record.externalId;
   const existing = externalId === null ? null : await findByExternalId(deps, caller, externalId);
   if (existing) return { link: await view(deps, await upsertInto(deps, caller, existing, prepared)), created: false };
@@ -219,6 +221,9 @@ export async function bulkCreateLinks(deps: Deps, caller: Caller, rows: unknown[
   });
   await Promise.all(pending);
   prepared.sort((a, b) => a.index - b.index);
+  const served = await servedDomainRows(deps, prepared);
+  for (const [index, errors] of served) failed(index, invalidInput(errors));
+  if (served.size) prepared.splice(0, prepared.length, ...prepared.filter((p) => !served.has(p.index)));
   const inserts = await upsertsSetAside(deps, caller, prepared, succeeded, failed);
   // Two rows asking for the same custom slug or externalId: the first wins, as the multi-row insert would decide.
   const seen = new Set<string>();
@@ -253,6 +258,17 @@ export async function bulkCreateLinks(deps: Deps, caller: Caller, rows: unknown[
   const created = results.filter((r) => r.ok && r.action === "created").length;
   const updated = results.filter((r) => r.ok && r.action === "updated").length;
   return { results, created, updated, failed: results.length - created - updated };
+}
+
+/** The prepared rows with a destination on a verified custom domain, by index, with their errors (one lookup per host). */
+async function servedDomainRows(deps: Deps, prepared: { index: number; row: PreparedLink }[]): Promise<Map<number, FieldError[]>> {
+  const memo: ServedHostMemo = new Map();
+  const out = new Map<number, FieldError[]>();
+  for (const { index, row } of prepared) {
+    const errors = await servedDomainErrors(deps, row.changes, "create", memo);
+    if (errors.length) out.set(index, errors);
+  }
+  return out;
 }
 
 /** Applies the rows whose externalId names an existing link as updates; returns the rows left to insert. */
@@ -332,6 +348,7 @@ async function applyUpdate(deps: Deps, caller: Caller, link: LinkRecord, changes
 
 export async function updateLink(deps: Deps, caller: Caller, slug: string, raw: unknown): Promise<LinkObject> {
   const { changes } = validateLinkInput<UpdateLinkInput>("update", raw, inputContext(deps));
+  await refuseServedDomains(deps, changes, "update");
   const link = await findOwnLink(deps, caller, slug);
   await assertWebhookAllowed(deps, caller, changes.webhookUrl);
   const passwordHash = changes.password ? await hashPassword(caller.workspaceId, changes.password) : changes.password;
