@@ -24,6 +24,7 @@ export async function startSession(deps: Deps, accountId: string): Promise<Start
   const session: Session = {
     idHash: sha256Hex(token),
     accountId,
+    workspaceId: null,
     csrfToken: newToken(),
     createdAt: now,
     expiresAt: now + SESSION_TTL_MS,

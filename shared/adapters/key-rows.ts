@@ -17,4 +17,7 @@ export const toApiKeyRecord = (row: ApiKeyRow): ApiKeyRecord => ({
  * A record's scopes as the row's text. A key of an export file written before scopes has no `scopes` at all: like
  * every key of that time, it keeps every scope (NULL).
  */
+/** Who made a key: a key of an export file written before workspaces has no `createdBy`; its account made it. */
+export const keyCreator = (k: Pick<ApiKeyRecord, "accountId" | "createdBy">): string => k.createdBy ?? k.accountId;
+
 export const scopesText = (k: Pick<ApiKeyRecord, "scopes">): string | null => (k.scopes == null ? null : k.scopes.join(" "));

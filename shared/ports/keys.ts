@@ -3,7 +3,10 @@ import type { Scope } from "../enums.ts";
 
 export interface ApiKeyRecord {
   id: string;
+  /** The workspace the key acts for (its owner column, ADR 0011). */
   accountId: string;
+  /** The account that made it: a member removed from the workspace has their keys there revoked. */
+  createdBy: string;
   name: string;
   /** SHA-256 hex of the full key; the key itself is shown once and never stored. */
   keyHash: string;

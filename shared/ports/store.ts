@@ -11,6 +11,7 @@ import type { KeyStore } from "./keys.ts";
 import type { LinkStore } from "./links.ts";
 import type { OAuthStore } from "./oauth.ts";
 import type { DomainStore } from "./domains.ts";
+import type { WorkspaceStore } from "./workspaces.ts";
 import type { AuditStore } from "./audit.ts";
 
-export type Store = AccountStore & KeyStore & LinkStore & ClickStore & AdminStore & EventWebhookStore & ImportStore & OAuthStore & DomainStore & AuditStore;
+export type Store = AccountStore & KeyStore & LinkStore & ClickStore & AdminStore & EventWebhookStore & ImportStore & OAuthStore & DomainStore & WorkspaceStore & AuditStore;

@@ -50,7 +50,10 @@ export interface WorkspaceStore {
   createWorkspace(w: WorkspaceRecord, owner: string): Promise<boolean>;
   getWorkspace(id: string): Promise<WorkspaceRecord | null>;
   renameWorkspace(id: string, name: string): Promise<boolean>;
-  /** Deletes the workspace and everything it holds (links, their clicks, domains, keys, webhooks, members, invitations). */
+  /**
+   * Deletes the workspace and everything it holds (links, their clicks, domains, keys, webhooks, import jobs, OAuth
+   * grants, members, invitations), in one transaction; sessions acting for it fall back to their personal workspace.
+   */
   deleteWorkspace(id: string): Promise<boolean>;
   /** The workspaces an account belongs to, personal first, then by name. */
   listMemberships(accountId: string): Promise<Membership[]>;
@@ -58,7 +61,10 @@ export interface WorkspaceStore {
   listMembers(workspaceId: string): Promise<MemberRecord[]>;
   /** false: not a member. */
   setMemberRole(workspaceId: string, accountId: string, role: Role): Promise<boolean>;
-  /** Removes the membership and revokes the keys that account made in this workspace, in one transaction. */
+  /**
+   * Removes the membership and revokes the keys that account made in this workspace (their hashes returned, for the
+   * revocations to be published), in one transaction; that account's sessions acting for it fall back to personal.
+   */
   removeMember(workspaceId: string, accountId: string, at: number): Promise<{ removed: boolean; revokedKeyHashes: string[] }>;
 
   createInvitation(i: InvitationRecord): Promise<void>;

@@ -40,7 +40,7 @@ export function runAccountContract(ctx: StoreContext): void {
   describe("sessions", () => {
     test("a session is created, read by its hash and deleted", async () => {
       const accountId = await newAccount();
-      const session = { idHash: uid(), accountId, csrfToken: "csrf-1", createdAt: T0, expiresAt: T0 + 7 * 24 * HOUR };
+      const session = { idHash: uid(), accountId, workspaceId: null, csrfToken: "csrf-1", createdAt: T0, expiresAt: T0 + 7 * 24 * HOUR };
       await store.createSession(session);
       expect(await store.getSession(session.idHash)).toEqual(session);
       await store.deleteSession(session.idHash);
@@ -50,7 +50,7 @@ export function runAccountContract(ctx: StoreContext): void {
 
     test("expired sessions are removed in one sweep; live ones stay", async () => {
       const accountId = await newAccount();
-      const at = (expiresAt: number) => ({ idHash: uid(), accountId, csrfToken: "c", createdAt: T0, expiresAt });
+      const at = (expiresAt: number) => ({ idHash: uid(), accountId, workspaceId: null, csrfToken: "c", createdAt: T0, expiresAt });
       const [gone, edge, live] = [at(T0 - HOUR), at(T0), at(T0 + HOUR)];
       for (const s of [gone, edge, live]) await store.createSession(s);
       expect(await store.deleteExpiredSessions(T0)).toBeGreaterThanOrEqual(2); // other tests' sessions may expire too

@@ -53,7 +53,7 @@ export function runAdminContract(ctx: StoreContext): void {
     async function populated() {
       const accountId = await newAccount();
       const key: ApiKeyRecord = {
-        id: uid(), accountId, name: "export", keyHash: `hash-${uid()}`, prefix: "ck_Exp0", createdAt: T0,
+        id: uid(), accountId, createdBy: accountId, name: "export", keyHash: `hash-${uid()}`, prefix: "ck_Exp0", createdAt: T0,
         lastUsedAt: T0 + 5, revokedAt: null, scopes: ["links:read"],
       };
       await store.createApiKey(key);
@@ -119,7 +119,7 @@ export function runAdminContract(ctx: StoreContext): void {
     test("importRecords writes another instance's records (tags indexed, stats intact) and a re-import skips them all", async () => {
       const account = { id: uid(), email: `Import-${uid()}@Example.com`, passwordHash: "$argon2id$x", createdAt: T0 };
       const key: ApiKeyRecord = {
-        id: uid(), accountId: account.id, name: "moved", keyHash: `hash-${uid()}`, prefix: "ck_Mov0", createdAt: T0,
+        id: uid(), accountId: account.id, createdBy: account.id, name: "moved", keyHash: `hash-${uid()}`, prefix: "ck_Mov0", createdAt: T0,
         lastUsedAt: null, revokedAt: T0 + 9, scopes: ["stats:read", "links:write"],
       };
       const link = fullLinkFor(account.id, { hits: 3, tags: ["moved", "twice"] });
@@ -160,7 +160,7 @@ export function runAdminContract(ctx: StoreContext): void {
       const existingAccount = (await store.getAccount(accountId))!;
       const clash = { ...existingAccount, id: uid() }; // same email, another id
       const orphanKey: ApiKeyRecord = {
-        id: uid(), accountId: clash.id, name: "orphan", keyHash: `hash-${uid()}`, prefix: "ck_Orp0", createdAt: T0,
+        id: uid(), accountId: clash.id, createdBy: clash.id, name: "orphan", keyHash: `hash-${uid()}`, prefix: "ck_Orp0", createdAt: T0,
         lastUsedAt: null, revokedAt: null, scopes: null,
       };
       const sameSlug = linkFor(accountId, { slug: existing.slug }); // another id, slug taken on the domain

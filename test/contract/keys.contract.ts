@@ -14,6 +14,7 @@ export function runKeyContract(ctx: StoreContext): void {
     const keyFor = (accountId: string, over: Partial<ApiKeyRecord> = {}): ApiKeyRecord => ({
       id: uid(),
       accountId,
+      createdBy: accountId,
       name: "ci",
       keyHash: uid().replace(/-/g, "").repeat(2),
       prefix: "ck_AbC1",

@@ -5,7 +5,9 @@ import { EXPORT_PAGE, importResult, splitBatch } from "../export-support.ts";
 import { upsertSettledFrom } from "./clicks.ts";
 import type { PostgresConnection } from "./connection.ts";
 import { API_KEY_COLUMNS } from "./keys.ts";
-import { scopesText, toApiKeyRecord, type ApiKeyRow } from "../key-rows.ts";
+import { keyCreator, scopesText, toApiKeyRecord, type ApiKeyRow } from "../key-rows.ts";
+import { personalWorkspace } from "../workspace-rows.ts";
+import { insertWorkspace } from "./workspaces.ts";
 import { LINK_COLUMN_LIST, postgresRowToLink } from "../link-columns.ts";
 import { importWebhookRecords, webhookExportRecords } from "./event-webhooks.ts";
 import { domainExportRecords, importDomainRecords } from "./domains.ts";
@@ -94,20 +96,22 @@ export function postgresAdmin(c: PostgresConnection): AdminStore {
               INSERT INTO accounts (id, email, password_hash, created_at)
               SELECT * FROM unnest(${a.map((x) => x.id)}::text[], ${a.map((x) => x.email)}::text[],
                                    ${a.map((x) => x.passwordHash)}::text[], ${a.map((x) => x.createdAt)}::bigint[])
-              ON CONFLICT DO NOTHING`;
+              ON CONFLICT DO NOTHING RETURNING id, created_at`;
             n.accounts = res.count;
+            // Every account has its personal workspace (ADR 0011), also one of a file from before workspaces.
+            for (const r of res) await insertWorkspace(tx, personalWorkspace(r.id, r.created_at), r.id);
           }
           if (s.apiKeys.length > 0) {
             const k = s.apiKeys;
             const res = await tx`
-              INSERT INTO api_keys (id, account_id, name, key_hash, prefix, created_at, last_used_at, revoked_at, scopes)
-              SELECT t.id, t.account_id, t.name, t.key_hash, t.prefix, t.created_at, t.last_used_at, t.revoked_at,
+              INSERT INTO api_keys (id, account_id, created_by, name, key_hash, prefix, created_at, last_used_at, revoked_at, scopes)
+              SELECT t.id, t.account_id, t.created_by, t.name, t.key_hash, t.prefix, t.created_at, t.last_used_at, t.revoked_at,
                      string_to_array(t.scopes, ' ') FROM unnest(
-                ${k.map((x) => x.id)}::text[], ${k.map((x) => x.accountId)}::text[], ${k.map((x) => x.name)}::text[],
+                ${k.map((x) => x.id)}::text[], ${k.map((x) => x.accountId)}::text[], ${k.map(keyCreator)}::text[], ${k.map((x) => x.name)}::text[],
                 ${k.map((x) => x.keyHash)}::text[], ${k.map((x) => x.prefix)}::text[], ${k.map((x) => x.createdAt)}::bigint[],
                 ${k.map((x) => x.lastUsedAt)}::bigint[], ${k.map((x) => x.revokedAt)}::bigint[], ${k.map((x) => scopesText(x))}::text[]
-              ) AS t(id, account_id, name, key_hash, prefix, created_at, last_used_at, revoked_at, scopes)
-              WHERE EXISTS (SELECT 1 FROM accounts a WHERE a.id = t.account_id)
+              ) AS t(id, account_id, created_by, name, key_hash, prefix, created_at, last_used_at, revoked_at, scopes)
+              WHERE EXISTS (SELECT 1 FROM workspaces a WHERE a.id = t.account_id)
               ON CONFLICT DO NOTHING`;
             n.apiKeys = res.count;
           }

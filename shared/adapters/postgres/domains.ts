@@ -116,7 +116,7 @@ export async function importDomainRecords(tx: postgres.TransactionSql, domains: 
         root_redirect, not_found_redirect, created_at, updated_at)
       SELECT ${id}, ${accountId}, ${hostname}, ${method}, ${token}, ${state}, ${checkedAt}, ${checkOk}, ${checkResult}, ${verifiedAt},
         ${rootRedirect}, ${notFoundRedirect}, ${createdAt}, ${updatedAt}
-      WHERE EXISTS (SELECT 1 FROM accounts WHERE id = ${accountId})
+      WHERE EXISTS (SELECT 1 FROM workspaces WHERE id = ${accountId})
       ON CONFLICT DO NOTHING`).count;
   }
   return n;

@@ -69,7 +69,7 @@ export async function importWebhookRecords(tx: postgres.TransactionSql, endpoint
         ${e.map((x) => x.events.join(","))}::text[], ${e.map((x) => (x.active ? 1 : 0))}::integer[], ${e.map((x) => x.createdAt)}::bigint[],
         ${e.map((x) => x.updatedAt)}::bigint[]
       ) AS t(id, account_id, url, secret, events, active, created_at, updated_at)
-      WHERE EXISTS (SELECT 1 FROM accounts a WHERE a.id = t.account_id)
+      WHERE EXISTS (SELECT 1 FROM workspaces a WHERE a.id = t.account_id)
       ON CONFLICT DO NOTHING`).count;
   }
   if (deliveries.length > 0) {

@@ -3,7 +3,7 @@ import type { ApiKeyRecord, KeyStore } from "../../ports.ts";
 import { scopesText, toApiKeyRecord, type ApiKeyRow } from "../key-rows.ts";
 import type { PostgresConnection } from "./connection.ts";
 
-export const API_KEY_COLUMNS = `id, account_id AS "accountId", name, key_hash AS "keyHash", prefix, created_at AS "createdAt",
+export const API_KEY_COLUMNS = `id, account_id AS "accountId", created_by AS "createdBy", name, key_hash AS "keyHash", prefix, created_at AS "createdAt",
   last_used_at AS "lastUsedAt", revoked_at AS "revokedAt", array_to_string(scopes, ' ') AS scopes`;
 
 export function postgresKeys(c: PostgresConnection): KeyStore {
@@ -12,8 +12,8 @@ export function postgresKeys(c: PostgresConnection): KeyStore {
     createApiKey(k: ApiKeyRecord): Promise<void> {
       return c.run(async () => {
         await c.sql`
-          INSERT INTO api_keys (id, account_id, name, key_hash, prefix, created_at, last_used_at, revoked_at, scopes)
-          VALUES (${k.id}, ${k.accountId}, ${k.name}, ${k.keyHash}, ${k.prefix}, ${k.createdAt},
+          INSERT INTO api_keys (id, account_id, created_by, name, key_hash, prefix, created_at, last_used_at, revoked_at, scopes)
+          VALUES (${k.id}, ${k.accountId}, ${k.createdBy}, ${k.name}, ${k.keyHash}, ${k.prefix}, ${k.createdAt},
                   ${k.lastUsedAt}, ${k.revokedAt}, string_to_array(${scopesText(k)}::text, ' '))`;
       });
     },

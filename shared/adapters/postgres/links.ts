@@ -153,7 +153,7 @@ async function withEvents<T>(
  */
 export async function insertLinkRows(sql: postgres.Sql | postgres.TransactionSql, links: LinkRecord[], requireAccount: boolean) {
   const { unnest, select, values } = postgresInsertArrays(links);
-  const ownerExists = requireAccount ? "WHERE EXISTS (SELECT 1 FROM accounts a WHERE a.id = i.account_id)" : "";
+  const ownerExists = requireAccount ? "WHERE EXISTS (SELECT 1 FROM workspaces a WHERE a.id = i.account_id)" : "";
   // A row whose slug, or whose owner's externalId, is taken is left out (the service tells which).
   return sql.unsafe<{ id: string }[]>(
     `WITH input AS (

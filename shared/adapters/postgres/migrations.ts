@@ -11,6 +11,7 @@ import { EVENT_WEBHOOKS_POSTGRES } from "./event-webhooks.ts";
 import { OAUTH_POSTGRES } from "./oauth.ts";
 import { KEY_SCOPES_POSTGRES } from "./migration-key-scopes.ts";
 import { DOMAINS_POSTGRES } from "./domains.ts";
+import { WORKSPACES_POSTGRES } from "./workspaces.ts";
 import { AUDIT_POSTGRES } from "./audit.ts";
 
 export interface Migration {
@@ -339,6 +340,11 @@ CREATE INDEX links_account_folder_lower ON links(account_id, lower(folder), crea
   { version: 20, name: "OAuth authorization server: clients, codes, grants and their tokens (issue #23)", sql: OAUTH_POSTGRES },
   { version: 22, name: "custom domains, each hostname unique across accounts (issue #24)", sql: DOMAINS_POSTGRES },
   { version: 24, name: "the audit log: who did what and when in a workspace (issue #24)", sql: AUDIT_POSTGRES },
+  {
+    version: 23,
+    name: "workspaces, members and invitations; every account's personal workspace; owner columns name workspaces (issue #24)",
+    sql: WORKSPACES_POSTGRES,
+  },
 ];
 
 /**

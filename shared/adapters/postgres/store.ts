@@ -15,6 +15,7 @@ import { postgresKeys } from "./keys.ts";
 import { postgresLinks } from "./links.ts";
 import { postgresOAuth } from "./oauth.ts";
 import { postgresDomains } from "./domains.ts";
+import { postgresWorkspaces } from "./workspaces.ts";
 import { postgresAudit } from "./audit.ts";
 
 export type { PostgresStoreOptions } from "./connection.ts";
@@ -26,7 +27,7 @@ export class PostgresStore {
   constructor(url: string, opts: PostgresStoreOptions = {}) {
     const c = new PostgresConnection(url, opts);
     const roles: Store = {
-      ...postgresAdmin(c), ...postgresAccounts(c), ...postgresKeys(c), ...postgresLinks(c), ...postgresClicks(c), ...postgresEventWebhooks(c), ...postgresImports(c), ...postgresOAuth(c), ...postgresDomains(c), ...postgresAudit(c),
+      ...postgresAdmin(c), ...postgresAccounts(c), ...postgresKeys(c), ...postgresLinks(c), ...postgresClicks(c), ...postgresEventWebhooks(c), ...postgresImports(c), ...postgresOAuth(c), ...postgresDomains(c), ...postgresWorkspaces(c), ...postgresAudit(c),
     };
     Object.assign(this, roles);
   }

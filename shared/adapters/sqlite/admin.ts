@@ -7,7 +7,9 @@ import { ACCOUNT_SELECT } from "./accounts.ts";
 import { settleLate } from "./clicks.ts";
 import type { SqliteConnection } from "./connection.ts";
 import { API_KEY_COLUMNS } from "./keys.ts";
-import { scopesText, toApiKeyRecord, type ApiKeyRow } from "../key-rows.ts";
+import { keyCreator, scopesText, toApiKeyRecord, type ApiKeyRow } from "../key-rows.ts";
+import { personalWorkspace } from "../workspace-rows.ts";
+import { insertWorkspace } from "./workspaces.ts";
 import { LINK_COLUMN_LIST, LINK_COLUMNS, sqliteInsertValues, sqliteRowToLink } from "../link-columns.ts";
 import { LINK_SELECT } from "./links.ts";
 import { importWebhookRecords, webhookExportRecords } from "./event-webhooks.ts";
@@ -93,19 +95,24 @@ export function sqliteAdmin(c: SqliteConnection): AdminStore {
           const account = c.st(
             `INSERT INTO accounts (id, email, password_hash, created_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING`,
           );
-          for (const a of s.accounts) n.accounts += account.run(a.id, a.email, a.passwordHash, a.createdAt).changes;
+          for (const a of s.accounts) {
+            if (account.run(a.id, a.email, a.passwordHash, a.createdAt).changes === 0) continue;
+            n.accounts++;
+            // Every account has its personal workspace (ADR 0011), also one of a file from before workspaces.
+            insertWorkspace(c, personalWorkspace(a.id, a.createdAt), a.id);
+          }
           const key = c.st(
-            `INSERT INTO api_keys (id, account_id, name, key_hash, prefix, created_at, last_used_at, revoked_at, scopes)
-             SELECT ?, ?, ?, ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM accounts WHERE id = ?) ON CONFLICT DO NOTHING`,
+            `INSERT INTO api_keys (id, account_id, created_by, name, key_hash, prefix, created_at, last_used_at, revoked_at, scopes)
+             SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM workspaces WHERE id = ?) ON CONFLICT DO NOTHING`,
           );
           for (const k of s.apiKeys) {
             n.apiKeys += key.run(
-              k.id, k.accountId, k.name, k.keyHash, k.prefix, k.createdAt, k.lastUsedAt, k.revokedAt, scopesText(k), k.accountId,
+              k.id, k.accountId, keyCreator(k), k.name, k.keyHash, k.prefix, k.createdAt, k.lastUsedAt, k.revokedAt, scopesText(k), k.accountId,
             ).changes;
           }
           const link = c.st(
             `INSERT INTO links (${LINK_COLUMN_LIST}) SELECT ${LINK_COLUMNS.map(() => "?").join(", ")}
-             WHERE EXISTS (SELECT 1 FROM accounts WHERE id = ?) ON CONFLICT DO NOTHING`,
+             WHERE EXISTS (SELECT 1 FROM workspaces WHERE id = ?) ON CONFLICT DO NOTHING`,
           );
           const tags = c.st(`INSERT OR IGNORE INTO link_tags (link_id, tag) SELECT ?, value FROM json_each(?)`);
           for (const l of s.links) {

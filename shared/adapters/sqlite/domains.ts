@@ -90,7 +90,7 @@ export function importDomainRecords(c: SqliteConnection, domains: readonly Domai
   const insert = c.st(
     `INSERT INTO domains (id, account_id, hostname, method, token, state, checked_at, check_ok, check_result, verified_at,
        root_redirect, not_found_redirect, created_at, updated_at)
-     SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM accounts WHERE id = ?) ON CONFLICT DO NOTHING`,
+     SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM workspaces WHERE id = ?) ON CONFLICT DO NOTHING`,
   );
   let n = 0;
   for (const d of domains) n += insert.run(...insertValues(d), d.accountId).changes;

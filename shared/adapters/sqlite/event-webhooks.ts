@@ -77,7 +77,7 @@ export function* webhookExportRecords(db: Database): Iterable<ExportRecord> {
 export function importWebhookRecords(c: SqliteConnection, endpoints: WebhookEndpoint[], deliveries: WebhookDelivery[]) {
   const endpoint = c.st(
     `INSERT INTO webhook_endpoints (id, account_id, url, secret, events, active, created_at, updated_at)
-     SELECT ?, ?, ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM accounts WHERE id = ?) ON CONFLICT DO NOTHING`,
+     SELECT ?, ?, ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM workspaces WHERE id = ?) ON CONFLICT DO NOTHING`,
   );
   let webhookEndpoints = 0;
   for (const e of endpoints) {

@@ -3,7 +3,7 @@ import type { ApiKeyRecord, KeyStore } from "../../ports.ts";
 import { scopesText, toApiKeyRecord, type ApiKeyRow } from "../key-rows.ts";
 import type { SqliteConnection } from "./connection.ts";
 
-export const API_KEY_COLUMNS = `id, account_id AS accountId, name, key_hash AS keyHash, prefix, created_at AS createdAt,
+export const API_KEY_COLUMNS = `id, account_id AS accountId, created_by AS createdBy, name, key_hash AS keyHash, prefix, created_at AS createdAt,
   last_used_at AS lastUsedAt, revoked_at AS revokedAt, scopes`;
 
 export function sqliteKeys(c: SqliteConnection): KeyStore {
@@ -11,9 +11,9 @@ export function sqliteKeys(c: SqliteConnection): KeyStore {
   return {
     async createApiKey(k: ApiKeyRecord): Promise<void> {
       c.st(
-        `INSERT INTO api_keys (id, account_id, name, key_hash, prefix, created_at, last_used_at, revoked_at, scopes)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      ).run(k.id, k.accountId, k.name, k.keyHash, k.prefix, k.createdAt, k.lastUsedAt, k.revokedAt, scopesText(k));
+        `INSERT INTO api_keys (id, account_id, created_by, name, key_hash, prefix, created_at, last_used_at, revoked_at, scopes)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      ).run(k.id, k.accountId, k.createdBy, k.name, k.keyHash, k.prefix, k.createdAt, k.lastUsedAt, k.revokedAt, scopesText(k));
     },
 
     async findApiKeyByHash(keyHash: string): Promise<ApiKeyRecord | null> {

@@ -12,12 +12,15 @@ import { EVENT_WEBHOOKS_SQLITE } from "./event-webhooks.ts";
 import { OAUTH_SQLITE } from "./oauth.ts";
 import { KEY_SCOPES_SQLITE } from "./migration-key-scopes.ts";
 import { DOMAINS_SQLITE } from "./domains.ts";
+import { ownersToWorkspaces, WORKSPACES_SQLITE } from "./workspaces.ts";
 import { AUDIT_SQLITE } from "./audit.ts";
 
 export interface Migration {
   version: number;
   name: string;
   sql: string;
+  /** What SQL text cannot say (a table made again from its stored definition), run after `sql` in the same transaction. */
+  run?: (db: Database) => void;
 }
 
 export const SQLITE_MIGRATIONS: Migration[] = [
@@ -279,6 +282,12 @@ CREATE INDEX links_account_folder_lower ON links(account_id, lower(folder), crea
   { version: 17, name: "what each API key may do: its scopes (NULL: a key from before, every scope)", sql: KEY_SCOPES_SQLITE },
   { version: 18, name: "OAuth authorization server: clients, codes, grants and their tokens (issue #23)", sql: OAUTH_SQLITE },
   { version: 20, name: "custom domains, each hostname unique across accounts (issue #24)", sql: DOMAINS_SQLITE },
+  {
+    version: 21,
+    name: "workspaces, members and invitations; every account's personal workspace; owner columns name workspaces (issue #24)",
+    sql: WORKSPACES_SQLITE,
+    run: ownersToWorkspaces,
+  },
   { version: 22, name: "the audit log: who did what and when in a workspace (issue #24)", sql: AUDIT_SQLITE },
 ];
 
@@ -297,10 +306,18 @@ export function applySqliteMigrations(db: Database, migrations: Migration[] = SQ
     for (const m of [...migrations].sort((a, b) => a.version - b.version)) {
       if (done.has(m.version)) continue;
       db.run(m.sql);
+      m.run?.(db);
       record.run(m.version, m.name, Date.now());
     }
   });
   // IMMEDIATE takes the write lock up front: a second process waits (busy_timeout) instead of both
-  // reading "not applied" and then colliding.
-  apply.immediate();
+  // reading "not applied" and then colliding. Foreign keys are off meanwhile (SQLite's procedure for making a table
+  // again: dropping the old one must not cascade into its children); a migration that does so checks its table.
+  const enforced = db.query<{ foreign_keys: number }, []>("PRAGMA foreign_keys").get()?.foreign_keys === 1;
+  db.run("PRAGMA foreign_keys = OFF");
+  try {
+    apply.immediate();
+  } finally {
+    if (enforced) db.run("PRAGMA foreign_keys = ON");
+  }
 }

@@ -15,6 +15,7 @@ import { sqliteKeys } from "./keys.ts";
 import { sqliteLinks } from "./links.ts";
 import { sqliteOAuth } from "./oauth.ts";
 import { sqliteDomains } from "./domains.ts";
+import { sqliteWorkspaces } from "./workspaces.ts";
 import { sqliteAudit } from "./audit.ts";
 
 // Declaration merging: a SqliteStore is a Store, whose methods are own properties assigned from the roles.
@@ -24,7 +25,7 @@ export class SqliteStore {
   /** `path`: a file (its directory is created) or ":memory:". */
   constructor(path: string) {
     const c = new SqliteConnection(path);
-    const roles: Store = { ...sqliteAdmin(c), ...sqliteAccounts(c), ...sqliteKeys(c), ...sqliteLinks(c), ...sqliteClicks(c), ...sqliteEventWebhooks(c), ...sqliteImports(c), ...sqliteOAuth(c), ...sqliteDomains(c), ...sqliteAudit(c) };
+    const roles: Store = { ...sqliteAdmin(c), ...sqliteAccounts(c), ...sqliteKeys(c), ...sqliteLinks(c), ...sqliteClicks(c), ...sqliteEventWebhooks(c), ...sqliteImports(c), ...sqliteOAuth(c), ...sqliteDomains(c), ...sqliteWorkspaces(c), ...sqliteAudit(c) };
     Object.assign(this, roles);
   }
 }

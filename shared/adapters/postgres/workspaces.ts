@@ -1,0 +1,162 @@
+/** The workspaces role of the Postgres store (migration 23, ADR 0011): workspaces, their members, invitations. */
+import type postgres from "postgres";
+import type { Role } from "../../enums.ts";
+import type { InvitationRecord, InvitationRefusal, MemberRecord, Membership, WorkspaceRecord, WorkspaceStore } from "../../ports/workspaces.ts";
+import {
+  INVITATION_COLUMNS, INVITATION_INSERT, invitationRefusal, invitationValues, MEMBER_COLUMNS, membershipOrder, WORKSPACE_COLUMNS,
+  WORKSPACE_OWNED_TABLES, workspacesDdl,
+} from "../workspace-rows.ts";
+import type { PostgresConnection } from "./connection.ts";
+
+/**
+ * Migration 23: the tables and personal workspaces, then each workspace-owned table's `account_id` points at
+ * workspaces(id) instead of accounts(id) (a shared workspace's id is no account's). Its constraint is found by what it
+ * references, not by name; the new one is checked against every row (each owner is an account id, which is its
+ * personal workspace's id).
+ */
+export const WORKSPACES_POSTGRES = `${workspacesDdl({ text: "text", bigint: "bigint" })}
+DO $$
+DECLARE t text; c text;
+BEGIN
+  FOREACH t IN ARRAY ARRAY[${WORKSPACE_OWNED_TABLES.map((t) => `'${t}'`).join(", ")}] LOOP
+    FOR c IN SELECT conname FROM pg_constraint WHERE conrelid = t::regclass AND confrelid = 'accounts'::regclass AND contype = 'f' LOOP
+      EXECUTE format('ALTER TABLE %I DROP CONSTRAINT %I', t, c);
+    END LOOP;
+    EXECUTE format('ALTER TABLE %I ADD CONSTRAINT %I FOREIGN KEY (account_id) REFERENCES workspaces(id) ON DELETE CASCADE', t, t || '_workspace_fkey');
+  END LOOP;
+END $$;
+`;
+
+type Tx = postgres.TransactionSql;
+
+/** Writes a workspace and its owner's membership on `tx`; false if the id is taken. */
+export async function insertWorkspace(tx: Tx, w: WorkspaceRecord, owner: string): Promise<boolean> {
+  const { count } = await tx`
+    INSERT INTO workspaces (id, name, personal_of, created_at) VALUES (${w.id}, ${w.name}, ${w.personalOf}, ${w.createdAt})
+    ON CONFLICT DO NOTHING`;
+  if (count === 1) {
+    await tx`INSERT INTO workspace_members (workspace_id, account_id, role, created_at) VALUES (${w.id}, ${owner}, 'owner', ${w.createdAt})`;
+  }
+  return count === 1;
+}
+
+/** Thrown inside acceptInvitation's transaction to undo it: the account became a member meanwhile. */
+class AlreadyMember extends Error {}
+
+export function postgresWorkspaces(c: PostgresConnection): WorkspaceStore {
+  const { sql } = c;
+  const workspaceCols = sql.unsafe(WORKSPACE_COLUMNS);
+  const memberCols = sql.unsafe(MEMBER_COLUMNS);
+  const invitationCols = sql.unsafe(INVITATION_COLUMNS);
+
+  return {
+    createWorkspace(w: WorkspaceRecord, owner: string): Promise<boolean> {
+      return c.run(() => sql.begin((tx) => insertWorkspace(tx, w, owner)));
+    },
+
+    getWorkspace(id: string): Promise<WorkspaceRecord | null> {
+      return c.run(async () => (await sql<WorkspaceRecord[]>`SELECT ${workspaceCols} FROM workspaces WHERE id = ${id}`)[0] ?? null);
+    },
+
+    renameWorkspace(id: string, name: string): Promise<boolean> {
+      return c.run(async () => (await sql`UPDATE workspaces SET name = ${name} WHERE id = ${id}`).count === 1);
+    },
+
+    deleteWorkspace(id: string): Promise<boolean> {
+      // Everything it holds names it by a foreign key ON DELETE CASCADE (links and their click data through them,
+      // keys, domains, import jobs, webhook endpoints and their deliveries, members, invitations, OAuth grants).
+      return c.run(async () => (await sql`DELETE FROM workspaces WHERE id = ${id}`).count === 1);
+    },
+
+    listMemberships(accountId: string): Promise<Membership[]> {
+      return c.run(async () => {
+        const rows = await sql<(WorkspaceRecord & { role: Role })[]>`
+          SELECT w.id, w.name, w.personal_of AS "personalOf", w.created_at AS "createdAt", m.role
+          FROM workspace_members m JOIN workspaces w ON w.id = m.workspace_id
+          WHERE m.account_id = ${accountId} ORDER BY ${sql.unsafe(membershipOrder(` COLLATE "C"`))}`;
+        return rows.map(({ role, ...workspace }) => ({ workspace, role }));
+      });
+    },
+
+    getMember(workspaceId: string, accountId: string): Promise<MemberRecord | null> {
+      return c.run(async () =>
+        (await sql<MemberRecord[]>`SELECT ${memberCols} FROM workspace_members WHERE workspace_id = ${workspaceId} AND account_id = ${accountId}`)[0] ?? null);
+    },
+
+    listMembers(workspaceId: string): Promise<MemberRecord[]> {
+      return c.run(async () => [
+        ...(await sql<MemberRecord[]>`
+          SELECT ${memberCols} FROM workspace_members WHERE workspace_id = ${workspaceId} ORDER BY created_at, account_id COLLATE "C"`),
+      ]);
+    },
+
+    setMemberRole(workspaceId: string, accountId: string, role: Role): Promise<boolean> {
+      return c.run(async () =>
+        (await sql`UPDATE workspace_members SET role = ${role} WHERE workspace_id = ${workspaceId} AND account_id = ${accountId}`).count === 1);
+    },
+
+    removeMember(workspaceId: string, accountId: string, at: number) {
+      return c.run(() =>
+        sql.begin(async (tx) => {
+          const { count } = await tx`DELETE FROM workspace_members WHERE workspace_id = ${workspaceId} AND account_id = ${accountId}`;
+          if (count !== 1) return { removed: false, revokedKeyHashes: [] };
+          const revoked = await tx<{ keyHash: string }[]>`
+            UPDATE api_keys SET revoked_at = ${at} WHERE account_id = ${workspaceId} AND created_by = ${accountId} AND revoked_at IS NULL
+            RETURNING key_hash AS "keyHash"`;
+          // A session acting for this workspace falls back to its account's personal one.
+          await tx`UPDATE sessions SET workspace_id = NULL WHERE account_id = ${accountId} AND workspace_id = ${workspaceId}`;
+          return { removed: true, revokedKeyHashes: revoked.map((r) => r.keyHash) };
+        }));
+    },
+
+    createInvitation(i: InvitationRecord): Promise<void> {
+      return c.run(async () => {
+        const [id, workspaceId, tokenHash, role, createdBy, createdAt, expiresAt, usedAt, usedBy, revokedAt] = invitationValues(i);
+        await sql`${sql.unsafe(INVITATION_INSERT)} VALUES (${id}, ${workspaceId}, ${tokenHash}, ${role}, ${createdBy}, ${createdAt},
+          ${expiresAt}, ${usedAt}, ${usedBy}, ${revokedAt})`;
+      });
+    },
+
+    listInvitations(workspaceId: string): Promise<InvitationRecord[]> {
+      return c.run(async () => [
+        ...(await sql<InvitationRecord[]>`
+          SELECT ${invitationCols} FROM workspace_invitations WHERE workspace_id = ${workspaceId} ORDER BY created_at DESC, id COLLATE "C" DESC`),
+      ]);
+    },
+
+    revokeInvitation(workspaceId: string, id: string, at: number): Promise<boolean> {
+      // Revoking twice keeps the first time; a used invitation is spent, not revoked.
+      return c.run(async () =>
+        (await sql`
+          UPDATE workspace_invitations SET revoked_at = COALESCE(revoked_at, ${at})
+          WHERE workspace_id = ${workspaceId} AND id = ${id} AND used_at IS NULL`).count === 1);
+    },
+
+    acceptInvitation(tokenHash: string, accountId: string, now: number) {
+      type Taken = { ok: true; invitation: InvitationRecord } | { ok: false; reason: InvitationRefusal };
+      return c.run(async (): Promise<Taken> => {
+        try {
+          return await sql.begin(async (tx): Promise<Taken> => {
+            // The row lock makes a second taker wait, then read it used.
+            const [i] = await tx<InvitationRecord[]>`SELECT ${invitationCols} FROM workspace_invitations WHERE token_hash = ${tokenHash} FOR UPDATE`;
+            const member = i
+              ? (await tx`SELECT 1 FROM workspace_members WHERE workspace_id = ${i.workspaceId} AND account_id = ${accountId}`).length > 0
+              : false;
+            const reason = invitationRefusal(i ?? null, now, member);
+            if (reason || !i) return { ok: false, reason: reason ?? "unknown" };
+            await tx`UPDATE workspace_invitations SET used_at = ${now}, used_by = ${accountId} WHERE id = ${i.id}`;
+            // Another invitation to the same workspace taken at the same instant: this one is undone.
+            const { count } = await tx`
+              INSERT INTO workspace_members (workspace_id, account_id, role, created_at) VALUES (${i.workspaceId}, ${accountId}, ${i.role}, ${now})
+              ON CONFLICT DO NOTHING`;
+            if (count !== 1) throw new AlreadyMember();
+            return { ok: true, invitation: { ...i, usedAt: now, usedBy: accountId } };
+          });
+        } catch (err) {
+          if (err instanceof AlreadyMember) return { ok: false, reason: "already_member" };
+          throw err;
+        }
+      });
+    },
+  };
+}
