@@ -56,7 +56,7 @@ export function parseIsoTime(s: string, zone: Zone): number | null {
 }
 
 /** A single-valued parameter: absent or empty is undefined; repeated is an error. */
-function single(raw: RawQuery, name: string): string | undefined {
+export function single(raw: RawQuery, name: string): string | undefined {
   const v = raw[name];
   if (Array.isArray(v)) {
     if (v.length > 1) throw fail("invalid_parameter", name, "must be given once");

@@ -64,6 +64,7 @@ export const SCOPED_ROUTES: ScopedRoute[] = [
   { route: "PATCH /api/v1/domains/:id", scope: "links:write", ok: 200, call: onDomain({ json: { rootRedirect: "https://example.com/" } }) },
   { route: "POST /api/v1/domains/:id/verify", scope: "links:write", ok: 200, call: onDomain() },
   { route: "DELETE /api/v1/domains/:id", scope: "links:write", ok: 204, call: onDomain() },
+  { route: "GET /api/v1/audit", scope: "links:read", ok: 200, call: none },
   { route: "GET /api/v1/links/:slug/stats", scope: "stats:read", ok: 200, call: onLink() },
   { route: "GET /api/v1/stats", scope: "stats:read", ok: 200, call: none },
   { route: "GET /api/v1/links/:slug/clicks.csv", scope: "stats:read", ok: 200, call: onLink() },
