@@ -19,6 +19,8 @@ import { startClickMaintenance } from "./clicks/maintenance.ts";
 import { ClickWriterThread, MAX_WAITING_CLICKS } from "./clicks/writer-thread-client.ts";
 import { rememberPeer } from "./http/client-ip.ts";
 import { purgeExpiredSessions, SESSION_PURGE_INTERVAL_MS } from "./accounts/sessions.ts";
+import { auditWrites } from "./audit/service.ts";
+import { startAuditRetention } from "./audit/retention.ts";
 import type { Deps } from "./deps.ts";
 import { createOps } from "../shared/observability/ops.ts";
 import { observeRedirector } from "../redirector/observe.ts";
@@ -123,6 +125,11 @@ async function main() {
   const purgeSessions = () => void purgeExpiredSessions(deps).catch(purgeFailed);
   purgeSessions();
   const sessionPurge = setInterval(purgeSessions, SESSION_PURGE_INTERVAL_MS);
+  // Drops audit-log entries past AUDIT_RETENTION_DAYS, at start and hourly, in short batches (docs/operations.md).
+  const auditRetention = startAuditRetention({
+    store, retentionDays: config.auditRetentionDays, now: Date.now, onError: throttledWarn("audit log retention", config),
+  });
+  ops.metrics.watchAuditWrites(auditWrites);
   // Settles finished UTC days and drops raw clicks past CLICK_RETENTION_DAYS (docs/analytics.md). Embedded: the
   // writer thread does it (opened above with upkeep), since a synchronous SQLite settle here would hold up redirects.
   const clickUpkeep = clickWriter ? null : startClickMaintenance({
@@ -176,6 +183,7 @@ async function main() {
     stopping = true;
     ops.probes.markStopping();
     clearInterval(sessionPurge);
+    await auditRetention.stop();
     await clickUpkeep?.stop();
     // Idle keep-alive connections close at once; a request still running after the grace period is cut.
     let timer: ReturnType<typeof setTimeout> | undefined;

@@ -30,6 +30,8 @@ export interface Config {
   rateLimitPerMinute: number;
   /** Days raw clicks are kept (CLICK_RETENTION_DAYS, default 90); 0 keeps them for ever. Rollups are always kept. */
   clickRetentionDays: number;
+  /** Days audit-log entries are kept (AUDIT_RETENTION_DAYS, default 365); 0 keeps them for ever. */
+  auditRetentionDays: number;
   logLevel: "debug" | "info" | "warn" | "error" | "silent";
   metricsToken?: string;
   /**
@@ -50,6 +52,15 @@ type Env = Record<string, string | undefined>;
 function nonEmpty(env: Env, name: string): string | undefined {
   const v = env[name]?.trim();
   return v ? v : undefined;
+}
+
+/** A retention in whole days; 0 keeps `what` for ever. */
+function parseDays(env: Env, name: string, fallback: number, what: string): number {
+  const raw = nonEmpty(env, name);
+  if (raw === undefined) return fallback;
+  const n = Number(raw);
+  if (!/^\d+$/.test(raw) || !Number.isSafeInteger(n)) throw new ConfigError(name, `must be a whole number of days (0 keeps ${what} for ever), got "${raw}"`);
+  return n;
 }
 
 function parsePort(env: Env, name: string, fallback: number): number {
@@ -126,11 +137,8 @@ export function loadConfig(env: Env = process.env): Config {
   const rateLimitPerMinute = rateRaw === undefined ? 120 : Number(rateRaw);
   if (!Number.isInteger(rateLimitPerMinute) || rateLimitPerMinute < 1) throw new ConfigError("RATE_LIMIT_PER_MINUTE", "must be a positive integer");
 
-  const retentionRaw = nonEmpty(env, "CLICK_RETENTION_DAYS");
-  const clickRetentionDays = retentionRaw === undefined ? 90 : Number(retentionRaw);
-  if (!/^\d+$/.test(retentionRaw ?? "90") || !Number.isSafeInteger(clickRetentionDays)) {
-    throw new ConfigError("CLICK_RETENTION_DAYS", `must be a whole number of days (0 keeps raw clicks for ever), got "${retentionRaw}"`);
-  }
+  const clickRetentionDays = parseDays(env, "CLICK_RETENTION_DAYS", 90, "raw clicks");
+  const auditRetentionDays = parseDays(env, "AUDIT_RETENTION_DAYS", 365, "audit-log entries");
 
   const ownBaseUrls = (nonEmpty(env, "OWN_HOSTS") ?? "").split(",").map((s) => s.trim()).filter(Boolean).map((h) => {
     const withScheme = /^[a-z][a-z0-9+.-]*:\/\//i.test(h) ? h : `http://${h}`;
@@ -168,6 +176,7 @@ export function loadConfig(env: Env = process.env): Config {
     signup,
     rateLimitPerMinute,
     clickRetentionDays,
+    auditRetentionDays,
     logLevel: logLevel as Config["logLevel"],
     metricsToken: nonEmpty(env, "METRICS_TOKEN"),
   };

@@ -129,6 +129,7 @@ export class Metrics {
   private cacheSources: CacheCounts[] = [];
   private bufferSources: ClickBufferView[] = [];
   private lossSources: ClickLossView[] = [];
+  private auditWrites: { readonly failed: number } | null = null;
   private queue: ClickIntake | null = null;
 
   constructor(readonly role: ProcessRole, opts: { defaultMetrics?: boolean } = {}) {
@@ -234,6 +235,15 @@ export class Metrics {
       },
     });
     new Counter({
+      name: "clink_audit_write_failures_total",
+      help: "Audit-log entries that could not be written (the operation they record went on; each is also logged)",
+      registers,
+      collect() {
+        this.reset();
+        this.inc(self.auditWrites?.failed ?? 0);
+      },
+    });
+    new Counter({
       name: "clink_clicks_refused_total",
       help: "Clicks the store refused for good (malformed data): logged and skipped, never retried",
       registers,
@@ -313,6 +323,11 @@ export class Metrics {
 
   watchClickWriter(writer: ClickLossView): void {
     this.lossSources.push(writer);
+  }
+
+  /** The control plane's count of audit entries not written (control/audit/service.ts). */
+  watchAuditWrites(writes: { readonly failed: number }): void {
+    this.auditWrites = writes;
   }
 
   private cacheCounts(): CacheCounts {

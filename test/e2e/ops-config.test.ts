@@ -123,9 +123,9 @@ describe("Docker files (read as files)", () => {
     expect(documented.length).toBeGreaterThanOrEqual(16);
     // Not passed: DATA_DIR is the embedded default's SQLite directory; scale mode keeps no file.
     // Fixed, not passed: PORT is 3000 inside the network (Caddy and the health checks use it; CLINK_HTTP_PORT publishes).
-    // Accounts, the API budget and raw-click retention: the redirector has none of them.
+    // Accounts, the API budget, raw-click and audit-log retention: the redirector has none of them.
     // Event webhooks: the control processes deliver them.
-    const controlOnly = ["SIGNUP", "RATE_LIMIT_PER_MINUTE", "CLICK_RETENTION_DAYS", ...Object.values(EVENT_WEBHOOK_ENV)];
+    const controlOnly = ["SIGNUP", "RATE_LIMIT_PER_MINUTE", "CLICK_RETENTION_DAYS", "AUDIT_RETENTION_DAYS", ...Object.values(EVENT_WEBHOOK_ENV)];
     const { control, redirector } = compose.services;
     for (const name of documented.filter((n) => n !== "DATA_DIR")) {
       const services = controlOnly.includes(name) ? { control } : { control, redirector };
