@@ -130,12 +130,15 @@ export const withEarlier = (r: AuthorizationRequest, earlier: Scope[]): Authoriz
   ...r, scopes: SCOPES.filter((s) => r.scopes.includes(s) || earlier.includes(s)),
 });
 
-/** The person allowed it: a code for the client, at its redirect URI (with state and iss, RFC 9207). */
-export async function approve(deps: Deps, accountId: string, r: AuthorizationRequest): Promise<string> {
+/**
+ * The person allowed it: a code for the client, at its redirect URI (with state and iss, RFC 9207). Its tokens act
+ * for `workspaceId` (default: the person's personal workspace).
+ */
+export async function approve(deps: Deps, accountId: string, r: AuthorizationRequest, workspaceId = accountId): Promise<string> {
   const code = newAuthorizationCode();
   const now = deps.now();
   await deps.store.createAuthorizationCode({
-    codeHash: hashOf(code), clientId: r.client.id, clientName: r.client.name, accountId, redirectUri: r.redirectUri,
+    codeHash: hashOf(code), clientId: r.client.id, clientName: r.client.name, accountId, workspaceId, redirectUri: r.redirectUri,
     codeChallenge: r.codeChallenge, scopes: r.scopes, resource: r.resource, grantId: newId(), createdAt: now, expiresAt: now + CODE_TTL_MS, usedAt: null,
   });
   return redirectWith(r.redirectUri, { code, state: r.state, iss: deps.config.baseUrl });

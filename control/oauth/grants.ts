@@ -109,7 +109,7 @@ export async function exchangeCode(deps: Deps, clientId: string, p: TokenParams)
   checkResource(deps, p("resource"), record.resource);
   const t = newTokens(deps, record.grantId, record.scopes);
   const grant: OAuthGrantRecord = {
-    id: record.grantId, accountId: record.accountId, clientId, clientName: record.clientName, scopes: record.scopes,
+    id: record.grantId, accountId: record.accountId, workspaceId: record.workspaceId, clientId, clientName: record.clientName, scopes: record.scopes,
     resource: record.resource, createdAt: deps.now(), lastUsedAt: null, revokedAt: null,
   };
   await deps.store.createOAuthGrant(grant, t.refresh, t.access);

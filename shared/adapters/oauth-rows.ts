@@ -34,6 +34,7 @@ export interface RefreshRow {
   expiresAt: number;
   usedAt: number | null;
   g_accountId: string;
+  g_workspaceId: string;
   g_clientId: string;
   g_clientName: string;
   g_scopes: string;
@@ -46,7 +47,7 @@ export interface RefreshRow {
 export const refreshOf = (r: RefreshRow): RefreshTokenLookup => ({
   tokenHash: r.tokenHash, grantId: r.grantId, createdAt: r.createdAt, expiresAt: r.expiresAt, usedAt: r.usedAt,
   grant: {
-    id: r.grantId, accountId: r.g_accountId, clientId: r.g_clientId, clientName: r.g_clientName, scopes: scopesOf(r.g_scopes),
+    id: r.grantId, accountId: r.g_accountId, workspaceId: r.g_workspaceId, clientId: r.g_clientId, clientName: r.g_clientName, scopes: scopesOf(r.g_scopes),
     resource: r.g_resource, createdAt: r.g_createdAt, lastUsedAt: r.g_lastUsedAt, revokedAt: r.g_revokedAt,
   },
 });
@@ -54,12 +55,12 @@ export const refreshOf = (r: RefreshRow): RefreshTokenLookup => ({
 /** Column lists, with the aliases the records use (quoted: Postgres folds unquoted names to lower case). */
 export const CLIENT_COLUMNS = `id, name, redirect_uris AS "redirectUris", client_uri AS "clientUri", scopes, created_at AS "createdAt"`;
 export const CODE_COLUMNS = `code_hash AS "codeHash", client_id AS "clientId", client_name AS "clientName", account_id AS "accountId",
-  redirect_uri AS "redirectUri", code_challenge AS "codeChallenge", scopes, resource, grant_id AS "grantId", created_at AS "createdAt",
+  workspace_id AS "workspaceId", redirect_uri AS "redirectUri", code_challenge AS "codeChallenge", scopes, resource, grant_id AS "grantId", created_at AS "createdAt",
   expires_at AS "expiresAt", used_at AS "usedAt"`;
-export const GRANT_COLUMNS = `id, account_id AS "accountId", client_id AS "clientId", client_name AS "clientName", scopes, resource,
+export const GRANT_COLUMNS = `id, account_id AS "accountId", workspace_id AS "workspaceId", client_id AS "clientId", client_name AS "clientName", scopes, resource,
   created_at AS "createdAt", last_used_at AS "lastUsedAt", revoked_at AS "revokedAt"`;
 export const REFRESH_SELECT = `SELECT r.token_hash AS "tokenHash", r.grant_id AS "grantId", r.created_at AS "createdAt",
-  r.expires_at AS "expiresAt", r.used_at AS "usedAt", g.account_id AS "g_accountId", g.client_id AS "g_clientId",
+  r.expires_at AS "expiresAt", r.used_at AS "usedAt", g.account_id AS "g_accountId", g.workspace_id AS "g_workspaceId", g.client_id AS "g_clientId",
   g.client_name AS "g_clientName", g.scopes AS "g_scopes", g.resource AS "g_resource", g.created_at AS "g_createdAt",
   g.last_used_at AS "g_lastUsedAt", g.revoked_at AS "g_revokedAt"
   FROM oauth_refresh_tokens r JOIN oauth_grants g ON g.id = r.grant_id`;
@@ -67,7 +68,7 @@ export const REFRESH_SELECT = `SELECT r.token_hash AS "tokenHash", r.grant_id AS
 export const GRANT_IN_USE = `revoked_at IS NULL AND EXISTS (SELECT 1 FROM oauth_refresh_tokens r
   WHERE r.grant_id = oauth_grants.id AND r.used_at IS NULL AND r.expires_at > $NOW)`;
 export const ACCESS_SELECT = `SELECT a.token_hash AS "tokenHash", a.grant_id AS "grantId", a.scopes, a.created_at AS "createdAt",
-  a.expires_at AS "expiresAt", g.account_id AS "accountId", g.client_id AS "clientId", g.resource, g.revoked_at AS "grantRevokedAt"
+  a.expires_at AS "expiresAt", g.account_id AS "accountId", g.workspace_id AS "workspaceId", g.client_id AS "clientId", g.resource, g.revoked_at AS "grantRevokedAt"
   FROM oauth_access_tokens a JOIN oauth_grants g ON g.id = a.grant_id`;
 
 /** The tables, for a dialect's text and 64-bit integer types. */

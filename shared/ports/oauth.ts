@@ -24,7 +24,10 @@ export interface AuthorizationCodeRecord {
   clientId: string;
   /** What the consent page showed as the client's name, kept on the grant. */
   clientName: string;
+  /** The person who consented. */
   accountId: string;
+  /** The workspace the consent was given for: its tokens act there, as that person (issue #24). */
+  workspaceId: string;
   redirectUri: string;
   /** PKCE S256 code_challenge (base64url of the verifier's SHA-256). */
   codeChallenge: string;
@@ -40,7 +43,10 @@ export interface AuthorizationCodeRecord {
 
 export interface OAuthGrantRecord {
   id: string;
+  /** The person who consented. */
   accountId: string;
+  /** The workspace its tokens act for (its code's). */
+  workspaceId: string;
   clientId: string;
   clientName: string;
   scopes: Scope[];
@@ -71,6 +77,7 @@ export interface AccessTokenRecord {
 /** An access token with its grant's account, resource and revocation, as a request is checked against them. */
 export interface AccessTokenLookup extends AccessTokenRecord {
   accountId: string;
+  workspaceId: string;
   clientId: string;
   resource: string;
   grantRevokedAt: number | null;

@@ -51,7 +51,7 @@ async function newGrant() {
   const token = newAccessToken();
   const now = Date.now();
   await store.createOAuthGrant(
-    { id: grantId, accountId, clientId: "clid_x", clientName: "X", scopes: ["links:read"], resource: MCP, createdAt: now, lastUsedAt: null, revokedAt: null },
+    { id: grantId, accountId, workspaceId: accountId, clientId: "clid_x", clientName: "X", scopes: ["links:read"], resource: MCP, createdAt: now, lastUsedAt: null, revokedAt: null },
     { tokenHash: hashOf(`r${token}`), grantId, createdAt: now, expiresAt: now + 60_000, usedAt: null },
     { tokenHash: hashOf(token), grantId, scopes: ["links:read"], createdAt: now, expiresAt: now + 60_000 },
   );

@@ -16,7 +16,7 @@ export function runOAuthContract(name: string, make: () => Promise<Store>, clean
     const ctx = storeContext(make, cleanup);
 
     const grantFor = (accountId: string, over: Partial<OAuthGrantRecord> = {}): OAuthGrantRecord => ({
-      id: uid(), accountId, clientId: "clid_x", clientName: "Assistant “α”", scopes: ["links:read", "stats:read"], resource: MCP,
+      id: uid(), accountId, workspaceId: accountId, clientId: "clid_x", clientName: "Assistant “α”", scopes: ["links:read", "stats:read"], resource: MCP,
       createdAt: T0, lastUsedAt: null, revokedAt: null, ...over,
     });
     const refreshOf = (grantId: string, over: Partial<RefreshTokenRecord> = {}): RefreshTokenRecord => ({
@@ -44,8 +44,9 @@ export function runOAuthContract(name: string, make: () => Promise<Store>, clean
     });
 
     test("a code is used once: the first use returns it, the second nothing, and it can still be found (to revoke its grant)", async () => {
+      const accountId = await ctx.newAccount();
       const code: AuthorizationCodeRecord = {
-        codeHash: hash(), clientId: "clid_x", clientName: "X", accountId: await ctx.newAccount(), redirectUri: "http://localhost:1/cb",
+        codeHash: hash(), clientId: "clid_x", clientName: "X", accountId, workspaceId: accountId, redirectUri: "http://localhost:1/cb",
         codeChallenge: "c".repeat(43), scopes: ["links:write"], resource: MCP, grantId: uid(), createdAt: T0, expiresAt: T0 + 60_000, usedAt: null,
       };
       await ctx.store.createAuthorizationCode(code);
@@ -57,11 +58,31 @@ export function runOAuthContract(name: string, make: () => Promise<Store>, clean
       expect(await ctx.store.findAuthorizationCode(hash())).toBeNull();
     });
 
+    test("a consent for a shared workspace: its code, grant and tokens name that workspace and the person; the workspace deleted, they go", async () => {
+      const person = await ctx.newAccount();
+      const workspaceId = uid();
+      expect(await ctx.store.createWorkspace({ id: workspaceId, name: "Team", personalOf: null, createdAt: T0 }, person)).toBe(true);
+      const code: AuthorizationCodeRecord = {
+        codeHash: hash(), clientId: "clid_x", clientName: "X", accountId: person, workspaceId, redirectUri: "http://localhost:1/cb",
+        codeChallenge: "c".repeat(43), scopes: ["links:read"], resource: MCP, grantId: uid(), createdAt: T0, expiresAt: T0 + 60_000, usedAt: null,
+      };
+      await ctx.store.createAuthorizationCode(code);
+      expect(await ctx.store.findAuthorizationCode(code.codeHash)).toEqual(code);
+      const { grant, refresh, access } = await newGrant(person, { id: code.grantId, workspaceId });
+      expect(await ctx.store.findAccessToken(access.tokenHash)).toMatchObject({ accountId: person, workspaceId });
+      expect((await ctx.store.findRefreshToken(refresh.tokenHash))?.grant).toEqual(grant);
+      expect(await ctx.store.listOAuthGrants(person, T0)).toEqual([grant]);
+      expect(await ctx.store.deleteWorkspace(workspaceId)).toBe(true);
+      expect(await ctx.store.getOAuthGrant(grant.id)).toBeNull();
+      expect(await ctx.store.findAccessToken(access.tokenHash)).toBeNull();
+      expect(await ctx.store.findAuthorizationCode(code.codeHash)).toBeNull();
+    });
+
     test("a grant carries its tokens: each is found with the grant's account, client and resource", async () => {
       const { grant, refresh, access } = await newGrant();
       expect(await ctx.store.getOAuthGrant(grant.id)).toEqual(grant);
       expect(await ctx.store.findAccessToken(access.tokenHash)).toEqual({
-        ...access, accountId: grant.accountId, clientId: grant.clientId, resource: grant.resource, grantRevokedAt: null,
+        ...access, accountId: grant.accountId, workspaceId: grant.workspaceId, clientId: grant.clientId, resource: grant.resource, grantRevokedAt: null,
       });
       expect(await ctx.store.findRefreshToken(refresh.tokenHash)).toEqual({ ...refresh, grant });
       expect(await ctx.store.findAccessToken(hash())).toBeNull();
@@ -127,7 +148,7 @@ export function runOAuthContract(name: string, make: () => Promise<Store>, clean
       const later = { refresh: refreshOf(grant.id, { expiresAt: T0 + 1_000_000 }), access: accessOf(grant.id, { expiresAt: T0 + 1_000_000 }) };
       await ctx.store.rotateRefreshToken(refresh.tokenHash, T0 + 1, later.refresh, later.access);
       const code = (expiresAt: number): AuthorizationCodeRecord => ({
-        codeHash: hash(), clientId: "c", clientName: "C", accountId: grant.accountId, redirectUri: "https://a.example/cb", codeChallenge: "x",
+        codeHash: hash(), clientId: "c", clientName: "C", accountId: grant.accountId, workspaceId: grant.workspaceId, redirectUri: "https://a.example/cb", codeChallenge: "x",
         scopes: [], resource: MCP, grantId: uid(), createdAt: T0, expiresAt, usedAt: null,
       });
       const [old, young] = [code(T0 + 10), code(T0 + 500)];

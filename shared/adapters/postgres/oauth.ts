@@ -41,9 +41,9 @@ export function postgresOAuth(c: PostgresConnection): OAuthStore {
     createAuthorizationCode(k: AuthorizationCodeRecord): Promise<void> {
       return c.run(async () => {
         await c.sql`
-          INSERT INTO oauth_codes (code_hash, client_id, client_name, account_id, redirect_uri, code_challenge, scopes, resource, grant_id,
-            created_at, expires_at, used_at)
-          VALUES (${k.codeHash}, ${k.clientId}, ${k.clientName}, ${k.accountId}, ${k.redirectUri}, ${k.codeChallenge}, ${joinScopes(k.scopes)},
+          INSERT INTO oauth_codes (code_hash, client_id, client_name, account_id, workspace_id, redirect_uri, code_challenge, scopes, resource,
+            grant_id, created_at, expires_at, used_at)
+          VALUES (${k.codeHash}, ${k.clientId}, ${k.clientName}, ${k.accountId}, ${k.workspaceId}, ${k.redirectUri}, ${k.codeChallenge}, ${joinScopes(k.scopes)},
             ${k.resource}, ${k.grantId}, ${k.createdAt}, ${k.expiresAt}, ${k.usedAt})`;
       });
     },
@@ -67,8 +67,8 @@ export function postgresOAuth(c: PostgresConnection): OAuthStore {
       return c.run(async () => {
         await c.sql.begin(async (tx) => {
           await tx`
-            INSERT INTO oauth_grants (id, account_id, client_id, client_name, scopes, resource, created_at, last_used_at, revoked_at)
-            VALUES (${g.id}, ${g.accountId}, ${g.clientId}, ${g.clientName}, ${joinScopes(g.scopes)}, ${g.resource}, ${g.createdAt},
+            INSERT INTO oauth_grants (id, account_id, workspace_id, client_id, client_name, scopes, resource, created_at, last_used_at, revoked_at)
+            VALUES (${g.id}, ${g.accountId}, ${g.workspaceId}, ${g.clientId}, ${g.clientName}, ${joinScopes(g.scopes)}, ${g.resource}, ${g.createdAt},
               ${g.lastUsedAt}, ${g.revokedAt})`;
           await insertRefresh(tx as unknown as Sql, refresh);
           await insertAccess(tx as unknown as Sql, access);

@@ -34,9 +34,9 @@ export function sqliteOAuth(c: SqliteConnection): OAuthStore {
 
     async createAuthorizationCode(k: AuthorizationCodeRecord): Promise<void> {
       c.st(
-        `INSERT INTO oauth_codes (code_hash, client_id, client_name, account_id, redirect_uri, code_challenge, scopes, resource, grant_id,
-           created_at, expires_at, used_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      ).run(k.codeHash, k.clientId, k.clientName, k.accountId, k.redirectUri, k.codeChallenge, joinScopes(k.scopes), k.resource, k.grantId,
+        `INSERT INTO oauth_codes (code_hash, client_id, client_name, account_id, workspace_id, redirect_uri, code_challenge, scopes, resource,
+           grant_id, created_at, expires_at, used_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      ).run(k.codeHash, k.clientId, k.clientName, k.accountId, k.workspaceId, k.redirectUri, k.codeChallenge, joinScopes(k.scopes), k.resource, k.grantId,
         k.createdAt, k.expiresAt, k.usedAt);
     },
 
@@ -55,9 +55,9 @@ export function sqliteOAuth(c: SqliteConnection): OAuthStore {
     async createOAuthGrant(g: OAuthGrantRecord, refresh: RefreshTokenRecord, access: AccessTokenRecord): Promise<void> {
       c.db.transaction(() => {
         c.st(
-          `INSERT INTO oauth_grants (id, account_id, client_id, client_name, scopes, resource, created_at, last_used_at, revoked_at)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-        ).run(g.id, g.accountId, g.clientId, g.clientName, joinScopes(g.scopes), g.resource, g.createdAt, g.lastUsedAt, g.revokedAt);
+          `INSERT INTO oauth_grants (id, account_id, workspace_id, client_id, client_name, scopes, resource, created_at, last_used_at, revoked_at)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        ).run(g.id, g.accountId, g.workspaceId, g.clientId, g.clientName, joinScopes(g.scopes), g.resource, g.createdAt, g.lastUsedAt, g.revokedAt);
         insertRefresh(refresh);
         insertAccess(access);
       }).immediate();
