@@ -70,6 +70,8 @@ export interface WorkspaceStore {
   createInvitation(i: InvitationRecord): Promise<void>;
   listInvitations(workspaceId: string): Promise<InvitationRecord[]>;
   revokeInvitation(workspaceId: string, id: string, at: number): Promise<boolean>;
+  /** The invitation whose token hashes to `tokenHash`, whatever its state (the acceptance page names it first). */
+  findInvitation(tokenHash: string): Promise<InvitationRecord | null>;
   /**
    * Takes the invitation with `tokenHash` for `accountId` at `now`, atomically: marks it used and adds the member
    * with its role. A second taker (even at the same instant) is refused as `used`.

@@ -140,7 +140,10 @@ export function runWorkspaceContract(name: string, make: () => Promise<Store>, c
       const a = await ctx.newAccount();
       const inv = invitation(w.id, owner, { role: "viewer" });
       await s().createInvitation(inv);
+      expect(await s().findInvitation(inv.tokenHash)).toEqual(inv);
       expect(await s().acceptInvitation(inv.tokenHash, a, T0 + 5)).toEqual({ ok: true, invitation: { ...inv, usedAt: T0 + 5, usedBy: a } });
+      expect(await s().findInvitation(inv.tokenHash)).toEqual({ ...inv, usedAt: T0 + 5, usedBy: a });
+      expect(await s().findInvitation(`nope-${uid()}`)).toBeNull();
       expect(await s().getMember(w.id, a)).toEqual({ workspaceId: w.id, accountId: a, role: "viewer", createdAt: T0 + 5 });
       expect((await s().listInvitations(w.id))[0]).toEqual({ ...inv, usedAt: T0 + 5, usedBy: a });
       const b = await ctx.newAccount();

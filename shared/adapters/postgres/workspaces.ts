@@ -132,6 +132,10 @@ export function postgresWorkspaces(c: PostgresConnection): WorkspaceStore {
           WHERE workspace_id = ${workspaceId} AND id = ${id} AND used_at IS NULL`).count === 1);
     },
 
+    findInvitation(tokenHash: string): Promise<InvitationRecord | null> {
+      return c.run(async () => (await sql<InvitationRecord[]>`SELECT ${invitationCols} FROM workspace_invitations WHERE token_hash = ${tokenHash}`)[0] ?? null);
+    },
+
     acceptInvitation(tokenHash: string, accountId: string, now: number) {
       type Taken = { ok: true; invitation: InvitationRecord } | { ok: false; reason: InvitationRefusal };
       return c.run(async (): Promise<Taken> => {

@@ -132,6 +132,10 @@ export function sqliteWorkspaces(c: SqliteConnection): WorkspaceStore {
       ).run(at, workspaceId, id).changes === 1;
     },
 
+    async findInvitation(tokenHash: string): Promise<InvitationRecord | null> {
+      return c.st<InvitationRecord>(`${INVITATION_SELECT} WHERE token_hash = ?`).get(tokenHash) ?? null;
+    },
+
     async acceptInvitation(tokenHash: string, accountId: string, now: number) {
       return accept.immediate(tokenHash, accountId, now);
     },
