@@ -34,7 +34,7 @@ export function buildControlPlane(deps: Deps): ControlPlane {
     .use(openapiPlugin(deps.config.baseUrl))
     .get("/api/v1/docs", () => docsPage(deps.config.baseUrl), { detail: { hide: true } })
     .get("/", () => Response.redirect("/dashboard", 302))
-    .group("/api/v1", (g) => g.use(linkExportRoutes(deps, api)).use(linkBulkRoutes(deps, api)).use(linkRoutes(deps, api)).use(linkQrRoutes(deps, api)).use(statsRoutes(deps, api)).use(importRoutes(deps, api)).use(webhookRoutes(deps, api)).use(domainRoutes(deps, api)).use(auditRoutes(deps, api)))
+    .group("/api/v1", (g) => g.use(linkExportRoutes(deps, api)).use(linkBulkRoutes(deps, api)).use(linkRoutes(deps, api)).use(linkQrRoutes(deps, api)).use(statsRoutes(deps, api)).use(importRoutes(deps, api)).use(webhookRoutes(deps, api)).use(domainRoutes(deps, api)).use(auditRoutes(deps, api)).use(workspaceRoutes(deps, api)))
     .use(tlsAskRoutes(deps))
     .use(mcpRoutes(deps, api))
     .use(oauthRoutes(deps))

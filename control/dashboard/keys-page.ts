@@ -97,7 +97,7 @@ ${scopeBoxes(v.scopes ?? SCOPES, errors)}
 /** The list; right after a key was created (and only then), the key itself, once. */
 export async function keysIndex(ctx: SignedInCtx): Promise<Response> {
   const { created, setCookie } = await takeNewKey(ctx);
-  const keys = await listApiKeys(ctx.deps, ctx.account.id);
+  const keys = await listApiKeys(ctx.deps, ctx.caller);
   return htmlResponse(200, keysPage(ctx, { keys, created, flash: ctx.url.searchParams.get("flash") }), { "set-cookie": setCookie });
 }
 
@@ -106,11 +106,11 @@ export async function createKey({ ctx, form }: FormCtx<SignedInCtx>): Promise<Re
   const name = field(form, "name");
   const scopes = postedScopes(form);
   try {
-    const { key, view } = await createApiKey(ctx.deps, ctx.account.id, name, scopes);
+    const { key, view } = await createApiKey(ctx.deps, ctx.caller, name, scopes);
     return redirect("/dashboard/keys", [handOffCookie(ctx, { id: view.id, name: view.name, key })]);
   } catch (e) {
     if (!(e instanceof AppError) || e.code !== "invalid_input") throw e;
-    const keys = await listApiKeys(ctx.deps, ctx.account.id);
+    const keys = await listApiKeys(ctx.deps, ctx.caller);
     // A scope the boxes do not offer (a forged post) is a problem of the boxes as a whole.
     const errors = (e.errors ?? []).map((x) => (x.path.startsWith("/scopes/") ? { ...x, path: "/scopes" } : x));
     return htmlResponse(400, keysPage(ctx, { keys, name, scopes, error: { detail: e.message, errors } }));
@@ -118,6 +118,6 @@ export async function createKey({ ctx, form }: FormCtx<SignedInCtx>): Promise<Re
 }
 
 export const revokeKey = (auth: KeyAuthenticator) => async ({ ctx }: FormCtx<SignedInCtx>): Promise<Response> => {
-  await auth.revoke(ctx.account.id, ctx.params.id ?? "");
+  await auth.revoke(ctx.caller, ctx.params.id ?? "");
   return redirect("/dashboard/keys?flash=revoked");
 };

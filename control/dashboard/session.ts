@@ -7,8 +7,10 @@ import { timingSafeEqual } from "node:crypto";
 import { newToken } from "../../shared/ids.ts";
 import type { Account, Session } from "../../shared/ports.ts";
 import { findSession, SESSION_TTL_MS } from "../accounts/sessions.ts";
+import { effectiveScopes } from "../auth/roles.ts";
 import { ALL_SCOPES } from "../auth/scopes.ts";
 import type { Caller, Deps } from "../deps.ts";
+import { listMyWorkspaces, roleIn } from "../workspaces/service.ts";
 import { cookie, field, isSecureRequest, parseCookies, readForm, redirect } from "./http.ts";
 import { errorPage, type Viewer } from "./layout.ts";
 
@@ -46,13 +48,22 @@ export async function signedIn(ctx: RequestCtx): Promise<SignedInCtx | null> {
   if (!session) return null;
   const account = await ctx.deps.store.getAccount(session.accountId);
   if (!account) return null;
-  return {
-    ...ctx,
-    session,
-    account,
-    caller: { workspaceId: account.id, accountId: account.id, role: "owner", keyId: null, scopes: ALL_SCOPES },
-    viewer: { email: account.email, csrfToken: session.csrfToken },
-  };
+  const caller = await sessionCaller(ctx.deps, session);
+  // The header's switcher: the person's workspaces, with the one acting now (dashboard/layout.ts).
+  const workspaces = { currentId: caller.workspaceId, all: await listMyWorkspaces(ctx.deps, account.id) };
+  return { ...ctx, session, account, caller, viewer: { email: account.email, csrfToken: session.csrfToken, workspaces } };
+}
+
+/**
+ * Who a session acts as: its account, in the workspace it switched to (issue #24) with the role read now, so a
+ * role change or a removal counts from the next request; a workspace it no longer belongs to falls back to its
+ * personal one, where the account is always the owner (workspaces/service.ts never demotes nor removes it).
+ */
+export async function sessionCaller(deps: Deps, session: Session): Promise<Caller> {
+  const chosen = session.workspaceId;
+  const role = chosen !== null && chosen !== session.accountId ? await roleIn(deps, chosen, session.accountId) : null;
+  const [workspaceId, effective] = role === null ? [session.accountId, "owner" as const] : [chosen!, role];
+  return { workspaceId, accountId: session.accountId, role: effective, keyId: null, scopes: effectiveScopes(ALL_SCOPES, effective) };
 }
 
 export function sessionCookie(ctx: RequestCtx, token: string): string {

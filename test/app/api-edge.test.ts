@@ -148,8 +148,9 @@ describe("routes, documents and hostile input", () => {
     expect(doc.openapi).toMatch(/^3\./);
     expect(doc.servers).toEqual([{ url: BASE_URL }]);
     expect(Object.keys(doc.paths).sort()).toEqual([
-      "/api/v1/bulk", "/api/v1/clicks.csv", "/api/v1/domains", "/api/v1/domains/{id}", "/api/v1/domains/{id}/verify", "/api/v1/imports", "/api/v1/imports/{id}", "/api/v1/links", "/api/v1/links/bulk", "/api/v1/links/bulk-delete", "/api/v1/links/export", "/api/v1/links/{slug}", "/api/v1/links/{slug}/clicks.csv", "/api/v1/links/{slug}/qr", "/api/v1/links/{slug}/stats", "/api/v1/stats",
+      "/api/v1/audit", "/api/v1/bulk", "/api/v1/clicks.csv", "/api/v1/domains", "/api/v1/domains/{id}", "/api/v1/domains/{id}/verify", "/api/v1/imports", "/api/v1/imports/{id}", "/api/v1/links", "/api/v1/links/bulk", "/api/v1/links/bulk-delete", "/api/v1/links/export", "/api/v1/links/{slug}", "/api/v1/links/{slug}/clicks.csv", "/api/v1/links/{slug}/qr", "/api/v1/links/{slug}/stats", "/api/v1/stats",
       "/api/v1/webhooks", "/api/v1/webhooks/{id}", "/api/v1/webhooks/{id}/deliveries", "/api/v1/webhooks/{id}/deliveries/{deliveryId}/retry",
+      "/api/v1/workspace", "/api/v1/workspace/invitations", "/api/v1/workspace/invitations/{id}", "/api/v1/workspace/members", "/api/v1/workspace/members/{accountId}",
     ]);
     expect(Object.keys(doc.paths["/api/v1/links/{slug}"]).sort()).toEqual(["delete", "get", "patch"]);
     const create = doc.paths["/api/v1/links"].post;

@@ -37,7 +37,7 @@ describe("each route needs its scope", () => {
       for (const other of SCOPES.filter((s) => s !== r.scope)) await expectInsufficientScope(await requestOf(cp, r, call, keys[other]), r.scope, "api");
       // The refusals changed nothing: the same call (a delete included) is then served to a key with the scope.
       const res = await requestOf(cp, r, call, keys[r.scope]);
-      expect([res.status, res.status < 300 ? "" : await res.text()]).toEqual([r.ok, ""]);
+      expect([res.status, res.status < 300 || res.status === r.ok ? "" : await res.text()]).toEqual([r.ok, ""]);
     });
   }
 });

@@ -6,6 +6,7 @@
 import { expect } from "bun:test";
 import { buildControlPlane } from "../../control/app.ts";
 import { createApiKey } from "../../control/keys/service.ts";
+import { acceptInvitation } from "../../control/workspaces/service.ts";
 import type { Scope } from "../../shared/enums.ts";
 import { BASE_URL, jsonOf, problemOf, startControlPlane, type InProcessControlPlane } from "../helpers/in-process.ts";
 
@@ -29,6 +30,10 @@ export interface Fixtures {
   importJob(): Promise<string>;
   /** A new (pending) custom domain's id. */
   domain(): Promise<string>;
+  /** A new member (invited as a member, the invitation taken by a new account) of the key's workspace: their account id. */
+  member(): Promise<string>;
+  /** A new pending invitation's id. */
+  invitation(): Promise<string>;
 }
 
 export interface ScopedRoute {
@@ -42,6 +47,7 @@ const none = async (): Promise<RouteCall> => ({});
 const onLink = (extra: Omit<RouteCall, "params"> = {}) => async (fx: Fixtures): Promise<RouteCall> => ({ params: { slug: await fx.link() }, ...extra });
 const onWebhook = (extra: Omit<RouteCall, "params"> = {}) => async (fx: Fixtures): Promise<RouteCall> => ({ params: { id: await fx.webhook() }, ...extra });
 const onDomain = (extra: Omit<RouteCall, "params"> = {}) => async (fx: Fixtures): Promise<RouteCall> => ({ params: { id: await fx.domain() }, ...extra });
+const onMember = (extra: Omit<RouteCall, "params"> = {}) => async (fx: Fixtures): Promise<RouteCall> => ({ params: { accountId: await fx.member() }, ...extra });
 const IMPORT_CSV = "long_url\nhttps://example.com/imported\n";
 
 export const SCOPED_ROUTES: ScopedRoute[] = [
@@ -76,6 +82,16 @@ export const SCOPED_ROUTES: ScopedRoute[] = [
   { route: "DELETE /api/v1/webhooks/:id", scope: "webhooks:manage", ok: 204, call: onWebhook() },
   { route: "GET /api/v1/webhooks/:id/deliveries", scope: "webhooks:manage", ok: 200, call: onWebhook() },
   { route: "POST /api/v1/webhooks/:id/deliveries/:deliveryId/retry", scope: "webhooks:manage", ok: 202, call: async (fx) => ({ params: await fx.delivery() }) },
+  { route: "GET /api/v1/workspace", scope: "links:read", ok: 200, call: none },
+  { route: "PATCH /api/v1/workspace", scope: "links:write", ok: 200, call: async () => ({ json: { name: "Renamed" } }) },
+  // A key's personal workspace cannot be deleted: past the scope check, 409 personal_workspace (workspaces-roles.test.ts deletes a shared one).
+  { route: "DELETE /api/v1/workspace", scope: "links:write", ok: 409, call: none },
+  { route: "GET /api/v1/workspace/members", scope: "links:read", ok: 200, call: none },
+  { route: "PATCH /api/v1/workspace/members/:accountId", scope: "links:write", ok: 200, call: onMember({ json: { role: "viewer" } }) },
+  { route: "DELETE /api/v1/workspace/members/:accountId", scope: "links:write", ok: 204, call: onMember() },
+  { route: "GET /api/v1/workspace/invitations", scope: "links:read", ok: 200, call: none },
+  { route: "POST /api/v1/workspace/invitations", scope: "links:write", ok: 201, call: async () => ({ json: { role: "viewer" } }) },
+  { route: "DELETE /api/v1/workspace/invitations/:id", scope: "links:write", ok: 204, call: async (fx) => ({ params: { id: await fx.invitation() } }) },
 ];
 
 /** Routes that need no key at all (the OpenAPI document and its page). */
@@ -124,6 +140,13 @@ export function fixturesFor(cp: InProcessControlPlane, fullKey: string): Fixture
       const { deliveries } = await made("GET", `/api/v1/webhooks/${id}/deliveries`, undefined, 200);
       expect(deliveries.length).toBeGreaterThan(0);
       return { id, deliveryId: deliveries[0].id };
+    },
+    invitation: async () => (await made("POST", "/api/v1/workspace/invitations", { role: "member" }, 201)).id,
+    async member() {
+      const { url } = await made("POST", "/api/v1/workspace/invitations", { role: "member" }, 201);
+      const person = await cp.account(`fx${++n}-${crypto.randomUUID().slice(0, 8)}@example.com`);
+      await acceptInvitation(cp.deps, person.id, url.split("/").at(-1));
+      return person.id;
     },
     async importJob() {
       const res = await cp.handle(new Request(`${BASE_URL}/api/v1/imports?format=bitly`, {

@@ -23,9 +23,9 @@ describe("createApiKey and listApiKeys", () => {
     const { key, view } = await createApiKey(cp.deps, accountId, "  laptop  ");
     expect(key).toMatch(/^ck_[A-Za-z0-9]{38}$/);
     const iso = new Date(cp.clock.now()).toISOString();
-    expect(view).toEqual({ id: view.id, name: "laptop", prefix: key.slice(0, 7), createdAt: iso, lastUsedAt: null, revokedAt: null, scopes: [...SCOPES] });
+    expect(view).toEqual({ id: view.id, name: "laptop", prefix: key.slice(0, 7), createdAt: iso, lastUsedAt: null, revokedAt: null, scopes: [...SCOPES], createdBy: accountId });
     const record = await cp.deps.store.findApiKeyByHash(sha256Hex(key));
-    expect(record).toMatchObject({ id: view.id, accountId, keyHash: sha256Hex(key), prefix: key.slice(0, 7) });
+    expect(record).toMatchObject({ id: view.id, accountId, createdBy: accountId, keyHash: sha256Hex(key), prefix: key.slice(0, 7) });
     expect(JSON.stringify(await cp.deps.store.listApiKeys(accountId))).not.toContain(key.slice(7));
   });
 
