@@ -6,6 +6,7 @@
  * counted (clink_audit_write_failures_total) and the operation goes on.
  */
 import { newId } from "../../shared/ids.ts";
+import type { LinkRecord } from "../../shared/link.ts";
 import type { AuditEntry } from "../../shared/ports.ts";
 import type { Caller, Deps } from "../deps.ts";
 
@@ -46,6 +47,23 @@ export const AUDIT_LIST_MAX = 20;
 /** The first AUDIT_LIST_MAX of `items`, and how many there were in all: a bulk entry stays small whatever the batch. */
 export function sampled(items: readonly string[]): { count: number; sample: string[] } {
   return { count: items.length, sample: items.slice(0, AUDIT_LIST_MAX) };
+}
+
+/** The detail of one link's entry: its slug and domain, and for an update the names of the fields given (never values). */
+export function linkDetail(link: Pick<LinkRecord, "slug" | "domain">, changes?: object): Record<string, unknown> {
+  return { slug: link.slug, domain: link.domain, ...(changes ? { fields: Object.keys(changes).sort() } : {}) };
+}
+
+/** Records a change of one link (created, updated with `changes`, deleted); never throws. */
+export function auditLink(deps: Deps, actor: AuditActor, action: "link.created" | "link.updated" | "link.deleted", link: LinkRecord, changes?: object): Promise<void> {
+  return recordAudit(deps, actor, action, { type: "link", id: link.id }, linkDetail(link, changes));
+}
+
+/** Records one bulk call or import: how many links, and the first AUDIT_LIST_MAX slugs. */
+export function auditBulk(deps: Deps, actor: AuditActor, action: "links.bulk_created" | "links.bulk_updated" | "links.bulk_deleted" | "import.finished", slugs: readonly string[], detail: Record<string, unknown> = {}): Promise<void> {
+  if (slugs.length === 0 && action !== "import.finished") return Promise.resolve();
+  const { count, sample } = sampled(slugs);
+  return recordAudit(deps, actor, action, null, { ...detail, count, slugs: sample });
 }
 
 /** The entry for one action (pure: the time and the id are given). */

@@ -8,7 +8,8 @@ import { AppError, toAppError } from "../../shared/errors.ts";
 import { FairLimiter } from "../../shared/limiter.ts";
 import { IMPORT_REPORT_MAX, type ImportJob, type ImportRowReport } from "../../shared/ports/imports.ts";
 import type { Caller, Deps } from "../deps.ts";
-import { BULK_MAX, bulkCreateLinks } from "../links/service.ts";
+import { BULK_MAX, createLinkRows } from "../links/service.ts";
+import { recordAudit } from "../audit/service.ts";
 import type { SourceFormat } from "./formats.ts";
 import { planImport, type Plan, type PlannedRow } from "./plan.ts";
 import { readImportFile } from "./read-file.ts";
@@ -116,6 +117,8 @@ export class ImportRunner {
     }
     job.progress = job.status === "done" ? 1 : job.progress;
     job.finishedAt = this.deps.now();
+    // Before the job reads as finished: whoever sees it finished finds its entry.
+    await recordAudit(this.deps, caller, "import.finished", { type: "import", id: job.id }, { format: job.format, status: job.status, ...job.counts });
     await this.save(job).catch((e) => console.error("import job could not be saved:", e));
   }
 
@@ -124,7 +127,7 @@ export class ImportRunner {
     await this.deps.store.applyImportedHistory(caller.workspaceId, plan.alreadyImported);
     for (let at = 0; at < plan.writes.length; at += BULK_MAX) {
       const chunk = plan.writes.slice(at, at + BULK_MAX);
-      const { results } = await bulkCreateLinks(this.deps, caller, chunk.map((p) => p.input));
+      const { results } = await createLinkRows(this.deps, caller, chunk.map((p) => p.input));
       const written = chunk.filter((p, i) => countResult(job, p, results[i]));
       await this.deps.store.applyImportedHistory(caller.workspaceId, written.map((p) => p.history));
       job.progress = PLAN_SHARE + (1 - PLAN_SHARE) * Math.min(1, (at + chunk.length) / plan.writes.length);
@@ -134,7 +137,7 @@ export class ImportRunner {
 }
 
 /** Counts one written row's outcome on the job; true when it created a link. */
-function countResult(job: ImportJob, p: PlannedRow, r: Awaited<ReturnType<typeof bulkCreateLinks>>["results"][number]): boolean {
+function countResult(job: ImportJob, p: PlannedRow, r: Awaited<ReturnType<typeof createLinkRows>>["results"][number]): boolean {
   const slug = p.renamedFrom ?? p.input.slug;
   if (r.ok && r.action === "created") {
     job.counts.created++;

@@ -12,6 +12,7 @@ import { validate } from "../../shared/validation.ts";
 import type { Caller, Deps } from "../deps.ts";
 import { BULK_FILTERS, BulkChangeInput, BulkDeleteInput, type BulkChangeRow, type BulkSelector } from "./bulk-schemas.ts";
 import { refuseServedDomains } from "./destinations.ts";
+import { auditBulk } from "../audit/service.ts";
 import { applyPreparedUpdate, BULK_MAX, findOwnLink, listLinks, prepareUpdate, removeLink, validateUpdate, type PreparedUpdate } from "./service.ts";
 
 /** A field error of a part of the body (`changes`, `filter`) at its place in the body. */
@@ -102,6 +103,7 @@ export function checkBulkUpdate(deps: Deps, body: unknown): void {
 }
 
 const summary = (rows: BulkChangeRow[]) => ({ done: rows.filter((r) => r.ok).length, failed: rows.filter((r) => !r.ok).length });
+const doneSlugs = (rows: BulkChangeRow[]) => rows.flatMap((r) => (r.ok ? [r.slug] : []));
 
 /** PATCH /api/v1/links/bulk: the same changes (and tags added or removed) applied to each selected link. */
 export async function bulkUpdateLinks(deps: Deps, caller: Caller, body: unknown) {
@@ -118,6 +120,7 @@ export async function bulkUpdateLinks(deps: Deps, caller: Caller, body: unknown)
     return applyPreparedUpdate(deps, caller, link, p);
   });
   const { done, failed } = summary(results);
+  await auditBulk(deps, caller, "links.bulk_updated", doneSlugs(results), { fields: Object.keys(changes).sort(), failed });
   return { results, updated: done, failed, nextCursor };
 }
 
@@ -130,5 +133,6 @@ export async function bulkDeleteLinks(deps: Deps, caller: Caller, body: unknown)
   const { slugs, nextCursor } = await selected(deps, caller, input);
   const results = await eachLink(deps, caller, slugs, "deleted", (link) => removeLink(deps, link));
   const { done, failed } = summary(results);
+  await auditBulk(deps, caller, "links.bulk_deleted", doneSlugs(results), { failed });
   return { results, deleted: done, failed, nextCursor };
 }

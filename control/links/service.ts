@@ -19,6 +19,7 @@ import type { Caller, Deps } from "../deps.ts";
 import { eventsWritten, linkEventsFor } from "../webhooks/events.ts";
 import { findOnOwnDomains, linkDomainOf } from "../domains/service.ts";
 import { refuseServedDomains, servedDomainErrors, type ServedHostMemo } from "./destinations.ts";
+import { auditBulk, auditLink } from "../audit/service.ts";
 
 export const BULK_MAX = 500;
 
@@ -174,21 +175,29 @@ async function upsertInto(deps: Deps, caller: Caller, existing: LinkRecord, prep
   return applyUpdate(deps, caller, existing, prepared.changes, prepared.passwordHash);
 }
 
+/** An upsert's result, recorded as an update of the link it named. */
+async function upserted(deps: Deps, caller: Caller, existing: LinkRecord, prepared: PreparedLink): Promise<CreateResult> {
+  const link = await upsertInto(deps, caller, existing, prepared);
+  await auditLink(deps, caller, "link.updated", link, prepared.changes);
+  return { link: await view(deps, link), created: false };
+}
+
 export async function createLink(deps: Deps, caller: Caller, raw: unknown): Promise<CreateResult> {
   const prepared = await prepareCreate(deps, caller, raw);
   await refuseServedDomains(deps, prepared.changes, "create");
   const externalId = prepared.record.externalId;
   const existing = externalId === null ? null : await findByExternalId(deps, caller, externalId);
-  if (existing) return { link: await view(deps, await upsertInto(deps, caller, existing, prepared)), created: false };
+  if (existing) return upserted(deps, caller, existing, prepared);
   const [ok] = await insertAll(deps, [prepared]);
   if (!ok) {
     // Another request created a link with this externalId meanwhile: this one updates it.
     const raced = externalId === null ? null : await findByExternalId(deps, caller, externalId);
-    if (raced) return { link: await view(deps, await upsertInto(deps, caller, raced, prepared)), created: false };
+    if (raced) return upserted(deps, caller, raced, prepared);
     if (prepared.customSlug) throw new AppError("slug_taken", `"${prepared.record.slug}" is already taken`);
     throw new AppError("unavailable", "Could not allocate a free slug; try again", { retryAfter: 1 });
   }
   await publish(deps, prepared.record);
+  await auditLink(deps, caller, "link.created", prepared.record);
   return { link: await view(deps, prepared.record), created: true };
 }
 
@@ -196,11 +205,20 @@ export type BulkRow =
   | { index: number; ok: true; slug: string; shortUrl: string; target: string; action: "created" | "updated" }
   | { index: number; ok: false; error: ReturnType<AppError["toProblem"]> };
 
+/** Bulk create (REST, MCP, the dashboard): createLinkRows, recorded as one audit entry. */
+export async function bulkCreateLinks(deps: Deps, caller: Caller, rows: unknown[]) {
+  const result = await createLinkRows(deps, caller, rows);
+  const slugs = result.results.flatMap((r) => (r.ok ? [r.slug] : []));
+  await auditBulk(deps, caller, "links.bulk_created", slugs, { created: result.created, updated: result.updated, failed: result.failed });
+  return result;
+}
+
 /**
  * Bulk create (design §3): every row validated alone, the valid ones written in one multi-row insert. A row
  * whose externalId names an existing link of the caller updates that link instead (one by one: upserts are rare).
+ * Not audited itself: bulkCreateLinks records the call, an import its end.
  */
-export async function bulkCreateLinks(deps: Deps, caller: Caller, rows: unknown[]) {
+export async function createLinkRows(deps: Deps, caller: Caller, rows: unknown[]) {
   if (rows.length > BULK_MAX) {
     throw invalidInput([{ path: "/", message: `at most ${BULK_MAX} links per request` }], `Bulk create takes at most ${BULK_MAX} links`);
   }
@@ -352,11 +370,15 @@ export async function updateLink(deps: Deps, caller: Caller, slug: string, raw: 
   const link = await findOwnLink(deps, caller, slug);
   await assertWebhookAllowed(deps, caller, changes.webhookUrl);
   const passwordHash = changes.password ? await hashPassword(caller.workspaceId, changes.password) : changes.password;
-  return view(deps, await applyUpdate(deps, caller, link, changes, passwordHash));
+  const updated = await applyUpdate(deps, caller, link, changes, passwordHash);
+  await auditLink(deps, caller, "link.updated", updated, changes);
+  return view(deps, updated);
 }
 
 export async function deleteLink(deps: Deps, caller: Caller, slug: string): Promise<void> {
-  await removeLink(deps, await findOwnLink(deps, caller, slug));
+  const link = await findOwnLink(deps, caller, slug);
+  await removeLink(deps, link);
+  await auditLink(deps, caller, "link.deleted", link);
 }
 
 /** Deletes a link already found to be the caller's, and drops the redirectors' copy and its hit counter. */
