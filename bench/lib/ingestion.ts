@@ -4,8 +4,9 @@
  * redirector queues them (1,024 per stream entry), then the control plane's click drain reads them, asks the Redis
  * VisitorLedger for first visits and writes them, every dimension recorded, to real Postgres. The CPU each click
  * costs the consumer, the Postgres backends and Redis while they are drained is read from /proc (a service not
- * running on this machine counts as 0); Postgres's background writers (WAL writer, checkpointer) are not counted.
- * Each run works in its own schema and key prefix, both removed at the end.
+ * running on this machine counts as 0); Postgres's background writers (WAL writer, checkpointer) are not counted, nor
+ * backends serving other processes (other tests on the same database). Redis is one process for everyone: what
+ * others ask of it meanwhile counts. Each run works in its own schema and key prefix, both removed at the end.
  */
 import { Redis } from "ioredis";
 import postgres from "postgres";
@@ -111,7 +112,7 @@ export async function measureIngestion(t: Traffic, addresses: string[], services
     if (warm !== WARM_CLICKS) throw new Error(`${t.name}: the warm-up drained ${warm} clicks of ${WARM_CLICKS}`);
     await enqueue(WARM_CLICKS, WARM_CLICKS + t.clicks);
     // Listed before and after: the store's pool may open a backend during the run, whose CPU then all counts.
-    const listPids = servicePids(redis, admin);
+    const listPids = servicePids(redis, admin, true);
     const cpuByPid = async () => new Map((await listPids()).map((p) => [p.pid, { name: p.name, us: (processCpuSeconds(p.pid) ?? 0) * 1e6 }]));
     const before = await cpuByPid();
     Object.assign(split, { queue: 0, ledger: 0, store: 0 });

@@ -24,7 +24,7 @@ export const DAY_MS = 86_400_000;
 export const dayStart = (ts: number): number => Math.floor(ts / DAY_MS) * DAY_MS;
 
 /** Whether two clicks have the same dimensions (most of a busy link's clicks do). */
-function sameDims(a: ClickDims, b: ClickDims): boolean {
+export function sameDims(a: ClickDims, b: ClickDims): boolean {
   if (a === b) return true;
   for (let i = 0; i < DIMENSION_NAMES.length; i++) if (a[DIMENSION_NAMES[i]!] !== b[DIMENSION_NAMES[i]!]) return false;
   return true;

@@ -126,6 +126,17 @@ export function runClickContract(ctx: StoreContext): void {
       expect(await clicksOf(link.id)).toBe(4);
     });
 
+    test("recorded clicks' cells imported back into the same store are skipped, as imported cells are", async () => {
+      const link = await newLink();
+      await store.recordClicks([click(link.id, { firstVisit: true }), click(link.id, { dims: { country: "JP" } })]);
+      await store.recordClicks([click(link.id)]);
+      const cells = await cellsOf({ linkId: link.id });
+      expect(cells.map((c) => c.clicks).sort()).toEqual([1, 2]);
+      const result = await store.importRecords(cells.map((data) => ({ type: "cell" as const, data })));
+      expect(result.cell).toEqual({ inserted: 0, skipped: 2 });
+      expect(await cellsOf({ linkId: link.id })).toEqual(cells);
+    });
+
     test("batches from concurrent writers all count, on the same cells", async () => {
       const link = await newLink();
       const other = await ctx.open();

@@ -113,13 +113,14 @@ describe("Postgres: click tables", () => {
       const count = async (table: string) => Object.fromEntries(
         (await sql<{ link_id: string; n: number }[]>`SELECT link_id, count(*)::int AS n FROM ${sql(schema)}.${sql(table)} GROUP BY link_id`).map((r) => [r.link_id, r.n]),
       );
-      expect(await count("click_cells")).toEqual({ keep: 1, gone: 2 });
+      // Recorded clicks are appended as cell sets (one per link and hour of a transaction: cell-sets.ts).
+      expect(await count("click_cell_sets")).toEqual({ keep: 1, gone: 2 });
       expect(Object.keys(await count("click_settled")).sort()).toEqual(["gone", "keep"]);
       await store.deleteLink("gone");
-      expect(await count("click_cells")).toEqual({ keep: 1 });
+      expect(await count("click_cell_sets")).toEqual({ keep: 1 });
       expect(Object.keys(await count("click_settled"))).toEqual(["keep"]);
       const [fk] = await sql`SELECT count(*)::int AS n FROM pg_constraint
-        WHERE conrelid IN (${`${schema}.click_cells`}::regclass, ${`${schema}.click_settled`}::regclass, ${`${schema}.click_log`}::regclass) AND contype = 'f'`;
+        WHERE conrelid IN (${`${schema}.click_cells`}::regclass, ${`${schema}.click_cell_sets`}::regclass, ${`${schema}.click_settled`}::regclass, ${`${schema}.click_log`}::regclass) AND contype = 'f'`;
       expect(fk.n).toBe(0);
     });
   });

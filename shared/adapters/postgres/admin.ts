@@ -3,6 +3,7 @@ import type { Account, AdminStore, ApiKeyRecord, ExportRecord, ImportResult } fr
 import { toClickCell } from "../click-log.ts";
 import { EXPORT_PAGE, importResult, splitBatch } from "../export-support.ts";
 import { upsertSettledFrom } from "./clicks.ts";
+import { cellInSets, summedCells } from "./cell-sets.ts";
 import type { PostgresConnection } from "./connection.ts";
 import { API_KEY_COLUMNS } from "./keys.ts";
 import { keyCreator, scopesText, toApiKeyRecord, type ApiKeyRow } from "../key-rows.ts";
@@ -69,8 +70,7 @@ export function postgresAdmin(c: PostgresConnection): AdminStore {
         for await (const rows of keys.cursor(EXPORT_PAGE)) for (const k of rows) yield { type: "apiKey", data: toApiKeyRecord(k) };
         const links = tx<Record<string, unknown>[]>`SELECT ${tx.unsafe(LINK_COLUMN_LIST)} FROM links ORDER BY created_at, id`;
         for await (const rows of links.cursor(EXPORT_PAGE)) for (const r of rows) yield { type: "link", data: postgresRowToLink(r) };
-        const cells = tx<Parameters<typeof toClickCell>[0][]>`
-          SELECT link_id, hour, dims, bot, clicks, visitors FROM click_cells ORDER BY link_id, hour, dims, bot`;
+        const cells = tx<Parameters<typeof toClickCell>[0][]>`${tx.unsafe(summedCells("true"))} ORDER BY 1, 2, 3, 4`;
         for await (const rows of cells.cursor(EXPORT_PAGE)) for (const r of rows) yield { type: "cell", data: toClickCell(r) };
         yield* webhookExportRecords(tx);
         yield* domainExportRecords(tx);
@@ -127,6 +127,7 @@ export function postgresAdmin(c: PostgresConnection): AdminStore {
                   ${x.map((r) => (r.bot ? 1 : 0))}::integer[], ${x.map((r) => r.clicks)}::bigint[], ${x.map((r) => r.visitors)}::bigint[]
                 ) AS t(link_id, hour, dims, bot, clicks, visitors)
                 WHERE EXISTS (SELECT 1 FROM links l WHERE l.id = t.link_id)
+                  AND NOT EXISTS (${tx.unsafe(cellInSets("t", "t.bot <> 0"))})
                 ON CONFLICT DO NOTHING
                 RETURNING link_id, hour, dims, bot, clicks, visitors
               ), state AS (

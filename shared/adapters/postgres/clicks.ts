@@ -1,14 +1,14 @@
 /**
  * The clicks-and-stats role of the Postgres store: raw click log, rollup cells, settled totals and hit counts
- * (shared/ports/clicks.ts; docs/analytics.md). Every row written costs Postgres about 4-6 µs of CPU, so a batch
- * writes a row per batch, per cell and per link, in one statement, with no trigger on the way.
+ * (shared/ports/clicks.ts; docs/analytics.md). Every row written costs Postgres a few µs of CPU, so a transaction
+ * writes a row per batch, per link and hour (its cell set: cell-sets.ts) and per link, with no trigger on the way.
  */
 import { DIMENSION_NAMES, type Dimension } from "../../clicks/dimensions.ts";
 import { SETTLED_GRAINS, type ClickCell, type ClickScope, type ClickStore, type SettledGrain, type SettledTotal, type StoredClick } from "../../ports.ts";
 import {
-  byBatch, clickLogRow, DAY_MS, dayStart, parseClickLogRow, settledKey, sumCells, toClickCell, toSettledTotal, TOTAL_DIMENSION,
-  type CellSum, type ClickLogRow,
+  byBatch, clickLogRow, DAY_MS, dayStart, parseClickLogRow, settledKey, toClickCell, toSettledTotal, TOTAL_DIMENSION, type ClickLogRow,
 } from "../click-log.ts";
+import { allCells, cellSets, expandSets, summedCells } from "./cell-sets.ts";
 import { EXPORT_PAGE } from "../export-support.ts";
 import type { TransactionSql } from "postgres";
 import { hourStart } from "../link-store-support.ts";
@@ -71,31 +71,27 @@ const scopeSql = (scope: ClickScope) =>
 const scopeArg = (scope: ClickScope) => ("linkId" in scope ? scope.linkId : scope.accountId);
 
 /**
- * Upserts cells (summed, in key order: see sumCells), adds the late ones to the settled totals and raises the links'
- * hit counts, in one statement. Numbers go as comma-joined text too (bot as 0/1), split and cast in SQL.
+ * Appends the cell sets (cell-sets.ts) and raises the links' hit counts (ids in sorted order: one lock order for
+ * every writer, so concurrent consumers never deadlock), in one statement; sets of hours already settled (`state`,
+ * read FOR SHARE in this transaction: late clicks) also add their cells to the settled totals there. Without late
+ * sets the statement has no settled part at all: the usual case plans and runs only the two writes. Columns go as
+ * separator-joined text, split in SQL (a set's text holds U+0001 to U+0003, so sets are joined by U+0004).
  */
-async function writeCells(tx: TransactionSql, cells: CellSum[]): Promise<void> {
-  const hits = new Map<string, number>();
-  for (const x of cells) hits.set(x.linkId, (hits.get(x.linkId) ?? 0) + x.clicks);
+async function writeCellSets(tx: TransactionSql, counted: StoredClick[], state: { days: number; hours: number }): Promise<void> {
+  const { sets, hits } = cellSets(counted);
   const ids = [...hits.keys()].sort();
+  const late = sets.some((x) => x.hour < state.hours)
+    ? `, late AS (${expandSets(`(SELECT * FROM cell_set WHERE hour < ${state.hours})`)}), settled AS (${upsertSettledFrom("late", String(state.days))})`
+    : "";
   await tx`
-    WITH cell AS (
-      SELECT link_id, hour, dims, bot <> 0 AS bot, clicks, visitors, ord FROM unnest(
-        string_to_array(${cells.map((x) => x.linkId).join("\u0001")}::text, chr(1)), string_to_array(${cells.map((x) => x.hour).join(",")}, ',')::bigint[],
-        string_to_array(${cells.map((x) => x.dims).join("\u0002")}::text, chr(2)), string_to_array(${cells.map((x) => (x.bot ? 1 : 0)).join(",")}, ',')::integer[],
-        string_to_array(${cells.map((x) => x.clicks).join(",")}, ',')::bigint[],
-        string_to_array(${cells.map((x) => x.visitors).join(",")}, ',')::bigint[]
-      ) WITH ORDINALITY AS t(link_id, hour, dims, bot, clicks, visitors, ord)
+    WITH cell_set AS (
+      SELECT * FROM unnest(
+        string_to_array(${sets.map((x) => x.linkId).join("\u0001")}::text, chr(1)), string_to_array(${sets.map((x) => x.hour).join(",")}, ',')::bigint[],
+        string_to_array(${sets.map((x) => x.cells).join("\u0004")}::text, chr(4))
+      ) AS t(link_id, hour, cells)
     ), written AS (
-      INSERT INTO click_cells AS x (link_id, hour, dims, bot, clicks, visitors)
-      SELECT link_id, hour, dims, bot, clicks, visitors FROM cell ORDER BY ord
-      ON CONFLICT (link_id, hour, dims, bot)
-      DO UPDATE SET clicks = x.clicks + excluded.clicks, visitors = x.visitors + excluded.visitors
-    ), state AS (
-      SELECT settled_before, greatest(settled_before, hours_before) AS hours_before FROM click_settle_state WHERE id = 1 FOR SHARE
-    ), late AS (
-      SELECT cell.* FROM cell, state WHERE cell.hour < state.hours_before
-    ), settled AS (${tx.unsafe(upsertSettledFrom("late", "(SELECT settled_before FROM state)"))})
+      INSERT INTO click_cell_sets (link_id, hour, cells) SELECT link_id, hour, cells FROM cell_set
+    )${tx.unsafe(late)}
     UPDATE links SET hits = links.hits + n.clicks
     FROM unnest(string_to_array(${ids.join("\u0001")}::text, chr(1)), string_to_array(${ids.map((id) => hits.get(id)!).join(",")}, ',')::bigint[]) AS n(id, clicks)
     WHERE links.id = n.id`;
@@ -116,13 +112,12 @@ export function postgresClicks(c: PostgresConnection): ClickStore {
 
   return {
     /**
-     * One transaction of two statements. The first writes the log rows (a batch written before, a redelivery, is
-     * skipped by ON CONFLICT) and answers which batches were new and which links do not exist (usually none: a row
-     * per existing link cost the consumer a parsed answer row per spread click); the cells of the new batches' other
-     * clicks are summed here, sorted (one lock order for every writer, so concurrent consumers never deadlock), and
-     * the second statement upserts them, adds the late ones (cells of a settled day) to the settled totals and
-     * raises hit counts. The settle state row is read FOR SHARE there, so a concurrent settleDays (FOR UPDATE)
-     * either counts these cells or is seen by them.
+     * One transaction of two statements. The first reads the settle state FOR SHARE (so a concurrent settleDays,
+     * FOR UPDATE, either counts these cells or is seen by them), writes the log rows (a batch written before, a
+     * redelivery, is skipped by ON CONFLICT) and answers the state, which batches were new and which links do not
+     * exist (usually none: a row per existing link cost the consumer a parsed answer row per spread click); the
+     * cells of the new batches' other clicks are summed here into cell sets, and the second statement appends
+     * them, adds the late ones (of hours already settled) to the settled totals and raises hit counts.
      * Columns go as separator-joined strings split in SQL, not as array parameters: postgres.js escapes every
      * element of an array with regular expressions. JSON.stringify escapes control characters and dimension
      * values never hold one (cleanDimValue), so U+0001 and U+0002 cannot occur inside them.
@@ -136,7 +131,7 @@ export function postgresClicks(c: PostgresConnection): ClickStore {
       return c.run(() =>
         c.sql.begin(async (tx) => {
           const known = await tx<{ kind: string; id: string }[]>`
-            WITH ins AS (
+            WITH state AS (${tx.unsafe(`${STATE_SQL} FOR SHARE`)}), ins AS (
               INSERT INTO click_log (batch_id, first_ts, last_ts, clicks, data)
               SELECT * FROM unnest(
                 string_to_array(${col((r) => r.batch).join("\u0001")}::text, chr(1)), ${col((r) => r.firstTs)}::bigint[],
@@ -146,23 +141,25 @@ export function postgresClicks(c: PostgresConnection): ClickStore {
               ON CONFLICT (batch_id) DO NOTHING
               RETURNING batch_id
             )
-            SELECT 'b' AS kind, batch_id AS id FROM ins
+            SELECT 's' AS kind, days || ',' || hours AS id FROM state
+            UNION ALL
+            SELECT 'b', batch_id FROM ins
             UNION ALL
             SELECT 'l', t.id FROM unnest(string_to_array(${linkIds.join("\u0001")}::text, chr(1))) AS t(id)
             WHERE NOT EXISTS (SELECT 1 FROM links WHERE links.id = t.id)`;
+          const [days, hours] = known.find((k) => k.kind === "s")!.id.split(",").map(Number);
           const fresh = new Set(known.filter((k) => k.kind === "b").map((k) => k.id));
           const gone = new Set(known.filter((k) => k.kind === "l").map((k) => k.id));
           const counted = [...batches].filter(([batch]) => fresh.has(batch)).flatMap(([, of]) => (gone.size === 0 ? of : of.filter((x) => !gone.has(x.linkId))));
           if (counted.length === 0) return;
-          await writeCells(tx, sumCells(counted));
+          await writeCellSets(tx, counted, { days: days!, hours: hours! });
         }),
       );
     },
 
     async *readCells(scope: ClickScope, fromHour: number, toHour: number): AsyncIterable<ClickCell> {
       const s = scopeSql(scope);
-      const text = `SELECT t.link_id, t.hour, t.dims, t.bot, t.clicks, t.visitors FROM click_cells t ${s.join}
-        WHERE ${s.where} AND t.hour >= $2 AND t.hour < $3`;
+      const text = summedCells(`${s.where} AND t.hour >= $2 AND t.hour < $3`, s.join);
       for await (const r of cursor<Parameters<typeof toClickCell>[0]>(text, [scopeArg(scope), fromHour, toHour])) yield toClickCell(r);
     },
 
@@ -191,15 +188,16 @@ export function postgresClicks(c: PostgresConnection): ClickStore {
       return c.run(() =>
         c.sql.begin(async (tx) => {
           const { days: done, hours } = await lockState(tx);
-          const first = done > 0 ? done : (await tx<{ h: number | null }[]>`SELECT min(hour) AS h FROM click_cells`)[0]!.h;
+          const first = done > 0 ? done : (await tx<{ h: number | null }[]>`SELECT least((SELECT min(hour) FROM click_cells), (SELECT min(hour) FROM click_cell_sets)) AS h`)[0]!.h;
           if (first === null || dayStart(first) >= to) return done;
           const from = dayStart(first);
           if (hours > done) {
             await tx.unsafe(`DELETE FROM click_settled WHERE dimension = ANY(${keysOf("hour")}) AND bucket >= ${done} AND bucket < ${hours}
-              AND link_id IN (SELECT DISTINCT link_id FROM click_cells WHERE hour >= ${done} AND hour < ${hours})`);
+              AND link_id IN (SELECT link_id FROM click_cells WHERE hour >= ${done} AND hour < ${hours}
+                UNION SELECT link_id FROM click_cell_sets WHERE hour >= ${done} AND hour < ${hours})`);
           }
           await tx.unsafe(upsertSettledFrom(
-            `(SELECT link_id, hour, dims, bot, clicks, visitors FROM click_cells WHERE hour >= ${Math.max(from, hours)} AND hour < ${to})`,
+            allCells(`t.hour >= ${Math.max(from, hours)} AND t.hour < ${to}`),
           ));
           await tx`UPDATE click_settle_state SET settled_before = ${to} WHERE id = 1`;
           return to;
@@ -214,7 +212,7 @@ export function postgresClicks(c: PostgresConnection): ClickStore {
           const to = Math.min(hourStart(before), days + DAY_MS);
           if (days === 0 || to <= hours) return hours;
           await tx.unsafe(upsertSettledFrom(
-            `(SELECT link_id, hour, dims, bot, clicks, visitors FROM click_cells WHERE hour >= ${hours} AND hour < ${to})`, "0",
+            allCells(`t.hour >= ${hours} AND t.hour < ${to}`), "0",
           ));
           await tx`UPDATE click_settle_state SET hours_before = ${to} WHERE id = 1`;
           return to;

@@ -13,6 +13,7 @@ import { KEY_SCOPES_POSTGRES } from "./migration-key-scopes.ts";
 import { DOMAINS_POSTGRES } from "./domains.ts";
 import { WORKSPACES_POSTGRES } from "./workspaces.ts";
 import { AUDIT_POSTGRES } from "./audit.ts";
+import { CELL_SETS_POSTGRES } from "./cell-sets.ts";
 
 export interface Migration {
   version: number;
@@ -345,6 +346,7 @@ CREATE INDEX links_account_folder_lower ON links(account_id, lower(folder), crea
     name: "workspaces, members and invitations; every account's personal workspace; owner columns name workspaces (issue #24)",
     sql: WORKSPACES_POSTGRES,
   },
+  { version: 25, name: "analytics: rollup cells appended as one set per link, hour and transaction (issue #20)", sql: CELL_SETS_POSTGRES },
 ];
 
 /**
