@@ -10,12 +10,11 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { chromium, type Browser, type Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import { DIMENSION_NAMES, type ClickDims } from "../../shared/clicks/dimensions.ts";
 import { SqliteStore } from "../../shared/adapters/sqlite/store.ts";
 import { api, createKey, REPO_ROOT, startServer, type TestServer } from "../helpers/server.ts";
-import { axeProblems, CHROMIUM_ARGS } from "../helpers/browser.ts";
-import { chromiumExecutable } from "../setup/chromium.ts";
+import { axeProblems, releaseBrowser, sharedBrowser } from "../helpers/browser.ts";
 
 const SCREENSHOTS = join(REPO_ROOT, ".tmp/screenshots/analytics");
 const EMAIL = "analytics@example.com";
@@ -56,10 +55,9 @@ describe("analytics pages in chromium", () => {
   }
 
   beforeAll(async () => {
-    const executablePath = chromiumExecutable();
     mkdirSync(SCREENSHOTS, { recursive: true });
     server = await startServer({ env: { COUNTRY_HEADER: "cf-ipcountry" } });
-    browser = await chromium.launch({ executablePath, args: CHROMIUM_ARGS });
+    browser = await sharedBrowser();
     desktop = await (await browser.newContext({ viewport: { width: 1280, height: 800 } })).newPage();
     phone = await (await browser.newContext({ viewport: { width: 390, height: 844 }, deviceScaleFactor: 2, isMobile: true, hasTouch: true })).newPage();
     for (const page of [desktop, phone]) {
@@ -111,7 +109,7 @@ describe("analytics pages in chromium", () => {
   }, STEP_MS);
 
   afterAll(async () => {
-    await browser?.close();
+    await releaseBrowser(browser);
     await server?.stop();
   });
 

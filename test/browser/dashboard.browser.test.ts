@@ -7,10 +7,9 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
+import type { Browser, BrowserContext, Page } from "playwright-core";
 import { api, REPO_ROOT, startServer, type TestServer } from "../helpers/server.ts";
-import { CHROMIUM_ARGS } from "../helpers/browser.ts";
-import { chromiumExecutable } from "../setup/chromium.ts";
+import { releaseBrowser, sharedBrowser } from "../helpers/browser.ts";
 
 /** Where the test links point: a tiny server of the test's own, so no outside network is needed. */
 function startDestination() {
@@ -53,12 +52,10 @@ describe("dashboard in chromium", () => {
   const problems: string[] = [];
 
   beforeAll(async () => {
-    // The test setup installed it, or says why it could not.
-    const executablePath = chromiumExecutable();
     mkdirSync(ARTIFACTS, { recursive: true });
     server = await startServer({ env: { COUNTRY_HEADER: "cf-ipcountry" } });
     destination = startDestination();
-    browser = await chromium.launch({ executablePath, args: CHROMIUM_ARGS });
+    browser = await sharedBrowser();
     desktop = await browser.newContext({ viewport: { width: 1280, height: 900 }, userAgent: DESKTOP_UA });
     await desktop.grantPermissions(["clipboard-read", "clipboard-write"], { origin: server.url });
     page = await desktop.newPage();
@@ -66,7 +63,7 @@ describe("dashboard in chromium", () => {
   }, STEP_MS);
 
   afterAll(async () => {
-    await browser?.close();
+    await releaseBrowser(browser);
     await server?.stop();
     await destination?.stop(true);
   });

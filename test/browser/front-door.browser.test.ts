@@ -9,10 +9,9 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
+import type { Browser, BrowserContext, Page } from "playwright-core";
 import { api, createKey, REPO_ROOT, startServer, type TestServer } from "../helpers/server.ts";
-import { axeProblems, CHROMIUM_ARGS } from "../helpers/browser.ts";
-import { chromiumExecutable } from "../setup/chromium.ts";
+import { axeProblems, releaseBrowser, sharedBrowser } from "../helpers/browser.ts";
 
 const SCREENSHOTS = join(REPO_ROOT, ".tmp/screenshots");
 /** A long address, which the phone header must shorten rather than let it push the links aside. */
@@ -72,10 +71,9 @@ describe("the dashboard's front door in chromium", () => {
   }
 
   beforeAll(async () => {
-    const executablePath = chromiumExecutable();
     mkdirSync(SCREENSHOTS, { recursive: true });
     server = await startServer();
-    browser = await chromium.launch({ executablePath, args: CHROMIUM_ARGS });
+    browser = await sharedBrowser();
     for (const size of Object.keys(SIZES) as Size[]) {
       const phone = size === "phone";
       contexts[size] = await browser.newContext({ viewport: SIZES[size], deviceScaleFactor: phone ? 2 : 1, isMobile: phone, hasTouch: phone });
@@ -85,7 +83,7 @@ describe("the dashboard's front door in chromium", () => {
   }, STEP_MS);
 
   afterAll(async () => {
-    await browser?.close();
+    await releaseBrowser(browser);
     await server?.stop();
   });
 

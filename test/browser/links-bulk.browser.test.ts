@@ -8,11 +8,10 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { chromium, type Browser, type Page } from "playwright-core";
-import { CHROMIUM_ARGS } from "../helpers/browser.ts";
+import type { Browser, Page } from "playwright-core";
+import { releaseBrowser, sharedBrowser } from "../helpers/browser.ts";
 import { checkPage, openPage, signInPage, SIZES, type Size } from "../helpers/browser-pages.ts";
 import { api, createKey, REPO_ROOT, startServer, type TestServer } from "../helpers/server.ts";
-import { chromiumExecutable } from "../setup/chromium.ts";
 
 const SCREENSHOTS = join(REPO_ROOT, ".tmp/screenshots/links-bulk");
 const EMAIL = "bulk.browser@example.com";
@@ -29,10 +28,9 @@ describe("selecting every matching link in chromium", () => {
   const check = (size: Size, name: string) => checkPage(pages[size], `${size}-${name}`, SCREENSHOTS, findings);
 
   beforeAll(async () => {
-    const executablePath = chromiumExecutable();
     mkdirSync(SCREENSHOTS, { recursive: true });
     server = await startServer();
-    browser = await chromium.launch({ executablePath, args: CHROMIUM_ARGS });
+    browser = await sharedBrowser();
     for (const size of Object.keys(SIZES) as Size[]) {
       pages[size] = await openPage(browser, size, findings);
       await signInPage(pages[size], server.url, EMAIL, PASSWORD, size === "desktop");
@@ -43,7 +41,7 @@ describe("selecting every matching link in chromium", () => {
   }, STEP_MS);
 
   afterAll(async () => {
-    await browser?.close();
+    await releaseBrowser(browser);
     await server?.stop();
   });
 

@@ -9,11 +9,10 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { chromium, type Browser, type Page } from "playwright-core";
-import { axeProblems, CHROMIUM_ARGS } from "../helpers/browser.ts";
+import type { Browser, Page } from "playwright-core";
+import { axeProblems, releaseBrowser, sharedBrowser } from "../helpers/browser.ts";
 import { OAuthTestClient, pkcePair } from "../helpers/oauth-client.ts";
 import { REPO_ROOT, startServer, type TestServer } from "../helpers/server.ts";
-import { chromiumExecutable } from "../setup/chromium.ts";
 
 const SCREENSHOTS = join(REPO_ROOT, ".tmp/screenshots");
 const EMAIL = "oauth-browser@example.com";
@@ -32,7 +31,7 @@ beforeAll(async () => {
   server = await startServer();
   // The application's loopback listener, as mcp-remote or a desktop assistant runs one.
   callback = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: (req) => (calls.push(new URL(req.url)), new Response("You can close this window.")) });
-  browser = await chromium.launch({ executablePath: chromiumExecutable(), args: CHROMIUM_ARGS });
+  browser = await sharedBrowser();
   page = await (await browser.newContext({ viewport: { width: 1280, height: 800 } })).newPage();
   page.on("dialog", (d) => void d.accept());
   page.on("console", (m) => m.type() === "error" && problems.push(`console error: ${m.text()}`));
@@ -40,7 +39,7 @@ beforeAll(async () => {
 }, STEP_MS);
 
 afterAll(async () => {
-  await browser?.close();
+  await releaseBrowser(browser);
   callback?.stop(true);
   await server?.stop();
 });

@@ -8,12 +8,11 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { chromium, type Browser, type Page } from "playwright-core";
-import { CHROMIUM_ARGS } from "../helpers/browser.ts";
+import type { Browser, Page } from "playwright-core";
+import { releaseBrowser, sharedBrowser } from "../helpers/browser.ts";
 import { checkPage, openPage, signInPage, SIZES, type Size } from "../helpers/browser-pages.ts";
 import { startReceiver, until, type Receiver } from "../helpers/event-webhook-receiver.ts";
 import { api, createKey, REPO_ROOT, startServer, type TestServer } from "../helpers/server.ts";
-import { chromiumExecutable } from "../setup/chromium.ts";
 
 const SCREENSHOTS = join(REPO_ROOT, ".tmp/screenshots/webhooks");
 const EMAIL = "hooks.browser@example.com";
@@ -35,16 +34,15 @@ describe("the Webhooks pages in chromium", () => {
   const signIn = (size: Size, signUp: boolean) => signInPage(pages[size], server.url, EMAIL, PASSWORD, signUp);
 
   beforeAll(async () => {
-    const executablePath = chromiumExecutable();
     mkdirSync(SCREENSHOTS, { recursive: true });
     server = await startServer({ env: ENV });
     receiver = startReceiver();
-    browser = await chromium.launch({ executablePath, args: CHROMIUM_ARGS });
+    browser = await sharedBrowser();
     for (const size of Object.keys(SIZES) as Size[]) pages[size] = await openPage(browser, size, findings);
   }, STEP_MS);
 
   afterAll(async () => {
-    await browser?.close();
+    await releaseBrowser(browser);
     receiver?.stop();
     await server?.stop();
   });

@@ -1,12 +1,35 @@
 /**
- * What the browser tests share: how Chromium is launched (headless, no sandbox: CI runs as root) and axe-core's
- * serious and critical violations on a page.
+ * What the browser tests share: how Chromium is launched (headless, no sandbox: CI runs as root), one Chromium per
+ * test process, and axe-core's serious and critical violations on a page.
  */
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import type { Page } from "playwright-core";
+import { chromium, type Browser, type Page } from "playwright-core";
+import { chromiumExecutable } from "../setup/chromium.ts";
 
 export const CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-quic", "--no-first-run", "--disable-component-update", "--disable-sync"];
+
+let launched: Promise<Browser> | undefined;
+
+/**
+ * The test process's Chromium, launched on first use (installed when missing: test/setup/chromium.ts). A launch
+ * costs a second or two, and npm test's workers run many files each in one process (--no-isolate), so the files
+ * share it: each opens its own contexts and ends with releaseBrowser(), which closes them. The browser ends with
+ * the process (its DevTools pipe closes); a plain `bun test --isolate` launches one per file, kept until then.
+ */
+export function sharedBrowser(): Promise<Browser> {
+  launched ??= chromium.launch({ executablePath: chromiumExecutable(), args: CHROMIUM_ARGS }).then((browser) => {
+    browser.on("disconnected", () => (launched = undefined));
+    return browser;
+  });
+  launched.catch(() => (launched = undefined)); // a failed launch is tried again by the next file
+  return launched;
+}
+
+/** Closes the contexts a file opened in the shared browser (a process runs one file at a time). */
+export async function releaseBrowser(browser: Browser | undefined): Promise<void> {
+  await Promise.all(browser?.contexts().map((c) => c.close()) ?? []);
+}
 
 const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
 

@@ -10,9 +10,9 @@
  */
 import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { chromium, type Page } from "playwright-core";
-import { chromiumExecutable, ensureChromium } from "../setup/chromium.ts";
-import { CHROMIUM_ARGS } from "./browser.ts";
+import type { Page } from "playwright-core";
+import { ensureChromium } from "../setup/chromium.ts";
+import { sharedBrowser } from "./browser.ts";
 import { tail } from "./mcp-stdio.ts";
 import { runToExit } from "./run-to-exit.ts";
 import { baseEnv, freePort, makeTempDir, REPO_ROOT } from "./server.ts";
@@ -130,15 +130,15 @@ export interface BrowserSignIn {
 }
 
 /**
- * Opens `url` in a fresh Chromium (installed when missing, test/setup/chromium.ts), where the dashboard asks the
- * person to sign in first, signs in on its form, and hands the page that follows to `work`.
+ * Opens `url` in a fresh context of the process's Chromium (installed when missing, test/setup/chromium.ts), where
+ * the dashboard asks the person to sign in first, signs in on its form, and hands the page that follows to `work`.
  */
 async function signedInPage<T>(url: string, person: Pick<Person, "email" | "password">, work: (page: Page) => Promise<T>): Promise<T> {
   const problem = ensureChromium();
   if (problem) throw new Error(problem);
-  const browser = await chromium.launch({ executablePath: chromiumExecutable(), args: CHROMIUM_ARGS, timeout: BROWSER_STEP_MS });
+  const context = await (await sharedBrowser()).newContext();
   try {
-    const page = await browser.newPage();
+    const page = await context.newPage();
     page.setDefaultTimeout(BROWSER_STEP_MS);
     page.on("dialog", (d) => void d.accept()); // the dashboard's "Disconnect …?" confirmation
     try {
@@ -153,7 +153,7 @@ async function signedInPage<T>(url: string, person: Pick<Person, "email" | "pass
       throw new Error(`${(err as Error).message}\n--- the browser at ${page.url()} ---\n${shown.slice(0, 2_000)}`);
     }
   } finally {
-    await browser.close();
+    await context.close();
   }
 }
 
