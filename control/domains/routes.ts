@@ -19,7 +19,7 @@ const DeleteQuery = t.Object({
 export const domainRoutes = (deps: Deps, api: ApiContext) =>
   new Elysia({ name: "domain-routes" })
     .post("/domains", async ({ request, set }) => {
-      const caller = await api.guard(request, set.headers, "links:write");
+      const caller = await api.guard(request, set.headers, "links:write", "admin");
       const created = await domains.createDomain(deps, caller, await api.body(request));
       set.status = 201;
       return created;
@@ -33,15 +33,15 @@ export const domainRoutes = (deps: Deps, api: ApiContext) =>
       return domains.getDomain(deps, caller, params.id);
     }, doc("Get a custom domain", { ok: [200, DomainObject] }))
     .patch("/domains/:id", async ({ request, set, params }) => {
-      const caller = await api.guard(request, set.headers, "links:write");
+      const caller = await api.guard(request, set.headers, "links:write", "admin");
       return domains.updateDomain(deps, caller, params.id, await api.body(request));
     }, doc("Change a domain's verification method (pending again) or its root and not-found redirects", { body: UpdateDomainInput, ok: [200, DomainObject] }))
     .post("/domains/:id/verify", async ({ request, set, params }) => {
-      const caller = await api.guard(request, set.headers, "links:write");
+      const caller = await api.guard(request, set.headers, "links:write", "admin");
       return domains.verifyDomain(deps, caller, params.id);
     }, doc("Run the domain's ownership check now; lastCheck tells what it found", { ok: [200, DomainObject] }))
     .delete("/domains/:id", async ({ request, set, params, query }) => {
-      const caller = await api.guard(request, set.headers, "links:write");
+      const caller = await api.guard(request, set.headers, "links:write", "admin");
       await domains.deleteDomain(deps, caller, params.id, query as domains.DeleteQuery);
       return new Response(null, { status: 204, headers: set.headers as Record<string, string> });
     }, doc("Delete a domain; one with links needs links=delete or moveTo (else 409 domain_has_links)", { query: DeleteQuery, ok: [204, t.Null()], badRequest: "invalid_input or invalid_parameter" }))

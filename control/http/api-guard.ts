@@ -4,8 +4,9 @@
  */
 import { AppError } from "../../shared/errors.ts";
 import type { RateLimitResult } from "../../shared/ports.ts";
-import { SCOPES, type Scope } from "../../shared/enums.ts";
+import { SCOPES, type Role, type Scope } from "../../shared/enums.ts";
 import { bearerChallenge, resourceOfPath, resourceUrl } from "../auth/challenge.ts";
+import { requireRole } from "../auth/roles.ts";
 import { requireScope } from "../auth/scopes.ts";
 import type { Caller, Deps } from "../deps.ts";
 import type { KeyAuthenticator } from "../keys/service.ts";
@@ -19,8 +20,9 @@ export function rateLimitHeaders(r: RateLimitResult): Record<string, string> {
 }
 
 /**
- * Authenticates the request, checks the scope the route needs (if any) and takes one unit of the caller's budget;
- * throws unauthorized (with a challenge naming the resource's OAuth metadata), insufficient_scope or rate_limited.
+ * Authenticates the request, checks the role and the scope the route needs (if any) and takes one unit of the
+ * caller's budget; throws unauthorized (with a challenge naming the resource's OAuth metadata), forbidden_role (the
+ * role first: it names what the person needs, whatever their key), insufficient_scope or rate_limited.
  */
 export async function guardApiRequest(
   deps: Deps,
@@ -28,6 +30,7 @@ export async function guardApiRequest(
   request: Request,
   headers: Record<string, unknown>,
   scope?: Scope,
+  least?: Role,
 ): Promise<Caller> {
   const resource = resourceOfPath(new URL(request.url).pathname);
   let caller: Caller;
@@ -40,6 +43,7 @@ export async function guardApiRequest(
     }
     throw e;
   }
+  if (least) requireRole(caller, least, "This call");
   if (scope) requireScope(caller, scope, deps.config.baseUrl, resource);
   await chargeApiRequests(deps, caller, 1, headers);
   return caller;

@@ -5,6 +5,8 @@
  * accepting invitations are a person's own acts, done in the dashboard with a session.
  */
 import { Elysia, t } from "elysia";
+import { requireRole } from "../auth/roles.ts";
+import { requireScope } from "../auth/scopes.ts";
 import type { Deps } from "../deps.ts";
 import type { ApiContext } from "../http/api.ts";
 import { methodNotAllowed } from "../http/errors.ts";
@@ -22,11 +24,11 @@ export const workspaceRoutes = (deps: Deps, api: ApiContext) =>
       return workspaces.getWorkspace(deps, caller);
     }, doc("The workspace your key or token acts for, with your role in it", { ok: [200, WorkspaceObject] }))
     .patch("/workspace", async ({ request, set }) => {
-      const caller = await api.guard(request, set.headers, "links:write");
+      const caller = await api.guard(request, set.headers, "links:write", "admin");
       return workspaces.renameWorkspace(deps, caller, await api.body(request));
     }, doc("Rename the workspace (admins and owners)", { body: WorkspaceNameInput, ok: [200, WorkspaceObject], badRequest: "invalid_input or invalid_json" }))
     .delete("/workspace", async ({ request, set }) => {
-      const caller = await api.guard(request, set.headers, "links:write");
+      const caller = await api.guard(request, set.headers, "links:write", "owner");
       await workspaces.deleteWorkspace(deps, caller);
       return noContent(set.headers);
     }, doc("Delete the workspace and everything in it (owners; not a personal workspace: 409 personal_workspace)", { ok: [204, t.Null()] }))
@@ -35,26 +37,32 @@ export const workspaceRoutes = (deps: Deps, api: ApiContext) =>
       return workspaces.listMembers(deps, caller);
     }, doc("List the workspace's members and their roles", { ok: [200, t.Object({ members: t.Array(MemberObject) })] }))
     .patch("/workspace/members/:accountId", async ({ request, set, params }) => {
-      const caller = await api.guard(request, set.headers, "links:write");
+      const caller = await api.guard(request, set.headers, "links:write", "admin");
       return workspaces.changeMemberRole(deps, caller, params.accountId, await api.body(request));
     }, doc("Change a member's role (admins; only owners make or unmake owners; 409 last_owner)", { body: RoleInput, ok: [200, MemberObject], badRequest: "invalid_input or invalid_json" }))
     .delete("/workspace/members/:accountId", async ({ request, set, params }) => {
-      const caller = await api.guard(request, set.headers, "links:write");
+      // Leaving (your own account id) is anyone's right with any key; removing another is an admin's, with links:write.
+      const caller = await api.guard(request, set.headers);
+      if (params.accountId === caller.accountId) requireScope(caller, "links:read", deps.config.baseUrl, "api");
+      else {
+        requireRole(caller, "admin", "This call");
+        requireScope(caller, "links:write", deps.config.baseUrl, "api");
+      }
       await workspaces.removeMember(deps, caller, params.accountId);
       return noContent(set.headers);
     }, doc("Remove a member (admins; only owners remove owners), or leave with your own account id; their keys here are revoked", { ok: [204, t.Null()] }))
     .get("/workspace/invitations", async ({ request, set }) => {
-      const caller = await api.guard(request, set.headers, "links:read");
+      const caller = await api.guard(request, set.headers, "links:read", "admin");
       return workspaces.listInvitations(deps, caller);
     }, doc("List the workspace's invitations, newest first (admins)", { ok: [200, t.Object({ invitations: t.Array(InvitationObject) })] }))
     .post("/workspace/invitations", async ({ request, set }) => {
-      const caller = await api.guard(request, set.headers, "links:write");
+      const caller = await api.guard(request, set.headers, "links:write", "admin");
       const created = await workspaces.createInvitation(deps, caller, await api.body(request));
       set.status = 201;
       return created;
     }, doc("Invite by link (admins; only owners invite owners); the url is shown this once", { body: InvitationInput, ok: [201, CreatedInvitation], badRequest: "invalid_input or invalid_json" }))
     .delete("/workspace/invitations/:id", async ({ request, set, params }) => {
-      const caller = await api.guard(request, set.headers, "links:write");
+      const caller = await api.guard(request, set.headers, "links:write", "admin");
       await workspaces.revokeInvitation(deps, caller, params.id);
       return noContent(set.headers);
     }, doc("Revoke a pending invitation (admins); its link stops working", { ok: [204, t.Null()] }))
