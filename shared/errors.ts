@@ -29,6 +29,7 @@ export const ERROR_CODES = {
   domain_taken: { status: 409, title: "Domain already added" },
   domain_has_links: { status: 409, title: "Domain still has links" },
   domain_slug_conflict: { status: 409, title: "Slugs already taken on the target domain" },
+  unknown_domain: { status: 400, title: "Not a verified domain of this workspace" },
   already_member: { status: 409, title: "Already a member of the workspace" },
   last_owner: { status: 409, title: "A workspace needs an owner" },
   personal_workspace: { status: 409, title: "Not possible in a personal workspace" },

@@ -86,6 +86,13 @@ export const BulkCreateInput = T.Union(
 
 export const LinkList = T.Object({ links: T.Array(LinkObject), nextCursor: NullableString });
 
+/** `domain` of the list and of a link's routes (links/service.ts domainParamOf). */
+export const LinkDomainParam = T.String({
+  maxLength: 300,
+  description: "A verified domain of yours (or the base one): only its links; for one link, the one with this slug there (a slug may be on several domains). Else unknown_domain.",
+});
+export const LinkDomainQuery = T.Object({ domain: T.Optional(LinkDomainParam) });
+
 export const ListLinksQuery = T.Object(
   {
     limit: T.Optional(T.Integer({ minimum: 1, maximum: 500, description: "Links per page, 1-500, default 50." })),
@@ -96,6 +103,7 @@ export const ListLinksQuery = T.Object(
     state: T.Optional(T.String({ description: `Only links in this live state: ${listed(LINK_STATES)}.` })),
     externalId: T.Optional(T.String({ description: "Only the link with this externalId." })),
     q: T.Optional(T.String({ description: "Search in slug and target." })),
+    domain: T.Optional(LinkDomainParam),
   },
 );
 

@@ -38,7 +38,7 @@ const isAction = (v: string | null): v is BulkAction => v !== null && Object.has
 
 /** The list's filters as the form carries them for "every matching link": a hidden `match_{name}` each. */
 const MATCH_PREFIX = "match_";
-const FILTER_WORDS: Record<string, string> = { q: "Search", tag: "Tag", folder: "Folder", status: "Status", state: "State", externalId: "External id" };
+const FILTER_WORDS: Record<string, string> = { q: "Search", tag: "Tag", folder: "Folder", status: "Status", state: "State", externalId: "External id", domain: "Domain" };
 
 /** Every link the list's filters match, beyond the page shown: the filters (non-empty ones) and how many. */
 export interface AllMatching {

@@ -1,11 +1,12 @@
 /**
- * The links table: search, tag/folder/status/state filters and cursor pagination, all through the same
+ * The links table: search, tag/folder/status/state/domain filters and cursor pagination, all through the same
  * listLinks service the REST API uses (its cursor, its validation). Each row shows the link's live state.
  * Tag and folder match whole values ignoring case, and suggest the account's own values as they are typed.
  */
 import { LINK_STATES, LINK_STATUSES } from "../../shared/enums.ts";
 import { AppError, type FieldError } from "../../shared/errors.ts";
 import type { LinkObject } from "../../shared/schemas.ts";
+import { listDomains } from "../domains/service.ts";
 import { exportLinks } from "../links/export.ts";
 import { countLinks, listLinks } from "../links/service.ts";
 import { errorSummary, fieldProblems, invalidAttrs, type FieldRefs } from "./form-errors.ts";
@@ -19,7 +20,7 @@ import { accountSuggestions, FOLDER_LIST_ID, suggestionLists, TAG_LIST_ID } from
 const PAGE_SIZE = 25;
 /** The list counts the links its filters match (for "all N links") up to this many: a bounded look, not a full count. */
 const COUNT_SHOWN_MAX = 10_000;
-const FILTERS = ["q", "tag", "folder", "status", "state"] as const;
+const FILTERS = ["q", "tag", "folder", "status", "state", "domain"] as const;
 type Filter = (typeof FILTERS)[number];
 type Filters = Record<Filter, string>;
 
@@ -30,6 +31,7 @@ const FIELDS: FieldRefs = {
   "/folder": { label: "Folder", id: "folder" },
   "/status": { label: "Status", id: "status" },
   "/state": { label: "State", id: "state" },
+  "/domain": { label: "Domain", id: "domain" },
   "/cursor": { label: "The page link" },
 };
 
@@ -74,7 +76,7 @@ const invalid = (errors: FieldError[], name: Filter) => invalidAttrs(errors, `/$
 const problems = (errors: FieldError[], name: Filter) => fieldProblems(errors, `/${name}`, FIELDS[`/${name}`]);
 
 /** A filter's select: "any", then each value (as `show` words it), the current one selected. */
-function select(errors: FieldError[], name: "status" | "state", values: readonly string[], current: string, show: (v: string) => string = (v) => v): string {
+function select(errors: FieldError[], name: "status" | "state" | "domain", values: readonly string[], current: string, show: (v: string) => string = (v) => v): string {
   const option = (v: string, text: string) => `<option value="${esc(v)}"${current === v ? " selected" : ""}>${esc(text)}</option>`;
   return `<div><label for="${name}">${FIELDS[`/${name}`].label}</label><select id="${name}" name="${name}"${invalid(errors, name)}>${option("", "any")}${values.map((v) => option(v, show(v))).join("")}</select>${problems(errors, name)}</div>`;
 }
@@ -84,13 +86,15 @@ function textFilter(errors: FieldError[], name: "q" | "tag" | "folder", value: s
   return `<div${name === "q" ? ' class="q"' : ""}><label for="${name}">${FIELDS[`/${name}`].label}</label><input id="${name}" name="${name}" value="${esc(value)}" maxlength="500" ${attrs}${invalid(errors, name)}>${problems(errors, name)}</div>`;
 }
 
-function filterForm(f: Filters, errors: FieldError[]): string {
+/** `domains`: the base domain and the workspace's verified ones; the domain filter is offered only when there are several. */
+function filterForm(f: Filters, errors: FieldError[], domains: string[]): string {
   return `<form method="get" action="/dashboard/links" class="card filters" role="search">
 ${textFilter(errors, "q", f.q, 'type="search" placeholder="slug or destination"')}
 ${textFilter(errors, "tag", f.tag, `list="${TAG_LIST_ID}" autocomplete="off"`)}
 ${textFilter(errors, "folder", f.folder, `list="${FOLDER_LIST_ID}" autocomplete="off"`)}
 ${select(errors, "status", LINK_STATUSES, f.status)}
 ${select(errors, "state", LINK_STATES, f.state, stateLabel)}
+${domains.length > 1 ? select(errors, "domain", domains, f.domain) : ""}
 <div><button type="submit">Filter</button></div></form>`;
 }
 
@@ -99,6 +103,12 @@ async function allMatching(ctx: SignedInCtx, f: Filters): Promise<AllMatching> {
   const count = await countLinks(ctx.deps, ctx.caller, f, COUNT_SHOWN_MAX + 1);
   const filters = Object.fromEntries(FILTERS.filter((k) => f[k]).map((k) => [k, f[k]]));
   return { filters, count: Math.min(count, COUNT_SHOWN_MAX), capped: count > COUNT_SHOWN_MAX };
+}
+
+/** The domains the list can be filtered by: the base one, then the workspace's verified ones. */
+async function domainChoices(ctx: SignedInCtx): Promise<string[]> {
+  const verified = (await listDomains(ctx.deps, ctx.caller)).domains.filter((d) => d.state === "verified").map((d) => d.hostname);
+  return [ctx.deps.config.defaultDomain, ...verified];
 }
 
 export async function linksIndex(ctx: SignedInCtx): Promise<Response> {
@@ -111,7 +121,7 @@ export async function linksIndex(ctx: SignedInCtx): Promise<Response> {
   try {
     result = await listLinks(ctx.deps, ctx.caller, { ...f, cursor, limit: PAGE_SIZE });
   } catch (e) {
-    if (!(e instanceof AppError) || e.code !== "invalid_input") throw e;
+    if (!(e instanceof AppError) || (e.code !== "invalid_input" && e.code !== "unknown_domain")) throw e;
     errors = e.errors ?? [];
     problem = errorSummary({ detail: e.message, errors }, FIELDS);
   }
@@ -125,7 +135,7 @@ export async function linksIndex(ctx: SignedInCtx): Promise<Response> {
     : `<p class="card muted">${empty}</p>`;
   const pager = `<nav class="pager" aria-label="Pages">${cursor ? `<a href="${esc(listUrl(f))}">← First page</a>` : "<span></span>"}${
     result.nextCursor ? `<a href="${esc(listUrl(f, result.nextCursor))}">Next page →</a>` : ""}</nav>`;
-  const body = `<div class="head"><h1>Links</h1><div>${exportLinksHtml(f)} <a class="btn btn-primary" href="/dashboard/links/new">New link</a></div></div>${flashBox(sp.get("flash"))}${bulkOutcome(sp)}${problem}${filterForm(f, errors)}
+  const body = `<div class="head"><h1>Links</h1><div>${exportLinksHtml(f)} <a class="btn btn-primary" href="/dashboard/links/new">New link</a></div></div>${flashBox(sp.get("flash"))}${bulkOutcome(sp)}${problem}${filterForm(f, errors, await domainChoices(ctx))}
 ${filtered ? `<p class="small">Filtered. <a href="/dashboard/links">Show all links</a></p>` : ""}${table}${pager}${suggestionLists(await accountSuggestions(ctx))}`;
   return htmlResponse(200, layout({ title: "Links", body, viewer: ctx.viewer, current: "links" }));
 }

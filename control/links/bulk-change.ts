@@ -13,7 +13,8 @@ import type { Caller, Deps } from "../deps.ts";
 import { BULK_FILTERS, BulkChangeInput, BulkDeleteInput, type BulkChangeRow, type BulkSelector } from "./bulk-schemas.ts";
 import { refuseServedDomains } from "./destinations.ts";
 import { auditBulk } from "../audit/service.ts";
-import { applyPreparedUpdate, BULK_MAX, findOwnLink, listLinks, prepareUpdate, removeLink, validateUpdate, type PreparedUpdate } from "./service.ts";
+import type { LinkRecord } from "../../shared/link.ts";
+import { applyPreparedUpdate, BULK_MAX, findOwnLink, listLinkRecords, prepareUpdate, removeLink, validateUpdate, type PreparedUpdate } from "./service.ts";
 
 /** A field error of a part of the body (`changes`, `filter`) at its place in the body. */
 function withPrefix(e: unknown, prefix: string, applies: (path: string) => boolean = () => true): unknown {
@@ -27,12 +28,13 @@ function checkSelector(s: BulkSelector, errors: FieldError[]): void {
 }
 
 /** The slugs a call works on, and the cursor after them: the slugs given, or one page of the filter's matches. */
-async function selected(deps: Deps, caller: Caller, s: BulkSelector): Promise<{ slugs: string[]; nextCursor: string | null }> {
+async function selected(deps: Deps, caller: Caller, s: BulkSelector): Promise<{ slugs: (string | LinkRecord)[]; nextCursor: string | null }> {
   if (s.slugs) return { slugs: s.slugs, nextCursor: null };
   const query = { ...s.filter, cursor: s.cursor, limit: s.limit ?? BULK_MAX };
   try {
-    const page = await listLinks(deps, caller, query);
-    return { slugs: page.links.map((l) => l.slug), nextCursor: page.nextCursor };
+    // The links themselves, not their slugs: a slug may be on several domains, and only these were selected.
+    const page = await listLinkRecords(deps, caller, query);
+    return { slugs: page.links, nextCursor: page.nextCursor };
   } catch (e) {
     throw withPrefix(e, "/filter", (path) => (BULK_FILTERS as readonly string[]).includes(path.slice(1)));
   }
@@ -45,23 +47,27 @@ async function selected(deps: Deps, caller: Caller, s: BulkSelector): Promise<{ 
  */
 const BULK_CHANGES_AT_ONCE = 4;
 
-/** Runs `act` for each slug, a few at once; a slug given twice, unknown or another account's fails alone. Rows in order. */
+/**
+ * Runs `act` for each slug (or link a filter selected), a few at once; a slug given twice, unknown or another
+ * account's fails alone. Rows in order.
+ */
 async function eachLink(
   deps: Deps,
   caller: Caller,
-  slugs: string[],
+  targets: (string | LinkRecord)[],
   done: "updated" | "deleted",
-  act: (link: Awaited<ReturnType<typeof findOwnLink>>) => Promise<unknown>,
+  act: (link: LinkRecord) => Promise<unknown>,
 ): Promise<BulkChangeRow[]> {
   const seen = new Set<string>();
   const working = new Limiter(BULK_CHANGES_AT_ONCE);
-  return Promise.all(slugs.map((slug, index) => {
-    const repeated = seen.has(slug);
+  return Promise.all(targets.map((target, index) => {
+    const slug = typeof target === "string" ? target : target.slug;
+    const repeated = typeof target === "string" && seen.has(slug);
     seen.add(slug);
     return working.run(async (): Promise<BulkChangeRow> => {
       try {
         if (repeated) throw invalidInput([{ path: `/slugs/${index}`, message: "is given by an earlier row" }]);
-        await act(await findOwnLink(deps, caller, slug));
+        await act(typeof target === "string" ? await findOwnLink(deps, caller, slug) : target);
         return { index, slug, ok: true, status: done };
       } catch (e) {
         return { index, slug, ok: false, status: "failed", error: toAppError(e).toProblem() };

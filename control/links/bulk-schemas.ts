@@ -7,7 +7,7 @@ import { ListLinksQuery, Problem, UpdateLinkInput } from "../../shared/schemas.t
 import { BULK_MAX } from "./service.ts";
 
 /** The list's filters a bulk change selects by (the list's own, less its paging). */
-export const BULK_FILTERS = ["tag", "folder", "status", "state", "externalId", "q"] as const;
+export const BULK_FILTERS = ["tag", "folder", "status", "state", "externalId", "q", "domain"] as const;
 
 export const BulkFilter = T.Object(
   Object.fromEntries(BULK_FILTERS.map((k) => [k, T.Optional(T.String({ maxLength: 500, description: ListLinksQuery.properties[k].description }))])),

@@ -12,7 +12,7 @@ import { listLinks, type ListQuery } from "./service.ts";
 export const EXPORT_FORMATS = ["csv", "json"] as const;
 export type ExportFormat = (typeof EXPORT_FORMATS)[number];
 /** The list's filters an export takes (the list's own parameters, less its paging). */
-export const EXPORT_FILTERS = ["q", "tag", "folder", "status", "state", "externalId"] as const;
+export const EXPORT_FILTERS = ["q", "tag", "folder", "status", "state", "externalId", "domain"] as const;
 export type ExportFilters = Partial<Record<(typeof EXPORT_FILTERS)[number], string>>;
 const EXPORT_PARAMETERS: readonly string[] = ["format", ...EXPORT_FILTERS];
 /** Links read per pull of the stream: the list's largest page. */

@@ -127,7 +127,11 @@ export async function qrFile(shortUrl: string, slug: string, o: QrOptions = { fo
 
 /** The QR code of one of the caller's links (not_found for another account's or an unknown slug). */
 export async function getLinkQr(deps: Deps, caller: Caller, slug: string, query: URLSearchParams): Promise<Response> {
-  const options = parseQrQuery(query);
-  const link = await getLink(deps, caller, slug);
+  // `domain` names the link's domain (findOwnLink), when its slug is on several; the rest draw the code.
+  const domain = query.getAll("domain");
+  const drawing = new URLSearchParams(query);
+  drawing.delete("domain");
+  const options = parseQrQuery(drawing);
+  const link = await getLink(deps, caller, slug, domain.length > 1 ? domain : domain[0]);
   return qrFile(link.shortUrl, link.slug, options);
 }

@@ -1,6 +1,6 @@
 /** REST routes for links (design §3): thin handlers over links/service.ts. */
 import { Elysia, t } from "elysia";
-import { BulkCreateInput, BulkResult, CreateLinkInput, LinkList, LinkObject, ListLinksQuery, UpdateLinkInput } from "../../shared/schemas.ts";
+import { BulkCreateInput, BulkResult, CreateLinkInput, LinkDomainQuery, LinkList, LinkObject, ListLinksQuery, UpdateLinkInput } from "../../shared/schemas.ts";
 import type { Deps } from "../deps.ts";
 import type { ApiContext } from "../http/api.ts";
 import { methodNotAllowed } from "../http/errors.ts";
@@ -19,20 +19,20 @@ export const linkRoutes = (deps: Deps, api: ApiContext) =>
       const caller = await api.guard(request, set.headers, "links:read");
       return links.listLinks(deps, caller, query as links.ListQuery);
     }, doc("List links (newest first, cursor pagination)", { query: ListLinksQuery, ok: [200, LinkList] }))
-    .get("/links/:slug", async ({ request, set, params }) => {
+    .get("/links/:slug", async ({ request, set, params, query }) => {
       const caller = await api.guard(request, set.headers, "links:read");
-      return links.getLink(deps, caller, params.slug);
-    }, doc("Get a link", { ok: [200, LinkObject] }))
-    .patch("/links/:slug", async ({ request, set, params }) => {
+      return links.getLink(deps, caller, params.slug, query.domain);
+    }, doc("Get a link", { query: LinkDomainQuery, ok: [200, LinkObject], badRequest: "unknown_domain" }))
+    .patch("/links/:slug", async ({ request, set, params, query }) => {
       const caller = await api.guard(request, set.headers, "links:write");
-      return links.updateLink(deps, caller, params.slug, await api.body(request));
-    }, doc("Update a link (only fields present change; null or \"\" clears)", { body: UpdateLinkInput, ok: [200, LinkObject] }))
-    .delete("/links/:slug", async ({ request, set, params }) => {
+      return links.updateLink(deps, caller, params.slug, await api.body(request), query.domain);
+    }, doc("Update a link (only fields present change; null or \"\" clears)", { query: LinkDomainQuery, body: UpdateLinkInput, ok: [200, LinkObject], badRequest: "invalid_input, invalid_json or unknown_domain" }))
+    .delete("/links/:slug", async ({ request, set, params, query }) => {
       const caller = await api.guard(request, set.headers, "links:write");
-      await links.deleteLink(deps, caller, params.slug);
+      await links.deleteLink(deps, caller, params.slug, query.domain);
       set.status = 204;
       return new Response(null, { status: 204, headers: set.headers as Record<string, string> });
-    }, doc("Delete a link", { ok: [204, t.Null()] }))
+    }, doc("Delete a link", { query: LinkDomainQuery, ok: [204, t.Null()], badRequest: "unknown_domain" }))
     .post("/bulk", async ({ request, set }) => {
       const caller = await api.guard(request, set.headers, "links:write");
       return links.bulkCreateLinks(deps, caller, links.bulkRowsOf(await api.body(request)));

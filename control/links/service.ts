@@ -317,23 +317,44 @@ async function upsertsSetAside(
 }
 
 /**
+ * The domain a `domain` parameter names (`?domain=` of the list and of a link's routes, the MCP tools' `domain`):
+ * the base domain (its host as BASE_URL or OWN_HOSTS spell it) or a verified domain of the caller's workspace, in any
+ * spelling a hostname has; undefined when not given (or ""). Anything else, unknown, pending or another workspace's
+ * alike, is unknown_domain (400).
+ */
+export async function domainParamOf(deps: Deps, caller: Caller, given: unknown): Promise<string | undefined> {
+  if (given === undefined || given === "") return undefined;
+  try {
+    if (typeof given === "string" && given.length <= 300) return await linkDomainOf(deps, caller, given);
+  } catch (e) {
+    if (!(e instanceof AppError) || e.code !== "invalid_input") throw e;
+  }
+  const message = "must be a verified domain of your workspace, or the base domain";
+  throw new AppError("unknown_domain", `domain: ${typeof given === "string" ? `"${given.slice(0, 300)}" ` : ""}${message}`, { errors: [{ path: "/domain", message }] });
+}
+
+/**
  * A link of the caller's account, or not_found (also for another account's link: no existence leaks). `ext_…`
  * names the link by its externalId; a link whose slug itself starts so (made before the prefix was reserved) is
- * still found by its slug.
+ * still found by its slug. `domain` (domainParamOf) says which domain's link a slug names; without it, the base
+ * domain's, else the one on the caller's oldest domain (findOnOwnDomains): give it when a slug is on two domains.
  */
-export async function findOwnLink(deps: Deps, caller: Caller, slug: string): Promise<LinkRecord> {
+export async function findOwnLink(deps: Deps, caller: Caller, slug: string, domain?: unknown): Promise<LinkRecord> {
+  const on = await domainParamOf(deps, caller, domain);
+  const named = typeof slug === "string" && slug.length <= 200;
+  let link: LinkRecord | null = null;
   if (typeof slug === "string" && slug.startsWith(EXTERNAL_ID_PREFIX) && slug.length <= 200 + EXTERNAL_ID_PREFIX.length) {
-    const byExternalId = await findByExternalId(deps, caller, slug.slice(EXTERNAL_ID_PREFIX.length));
-    if (byExternalId) return byExternalId;
+    link = await findByExternalId(deps, caller, slug.slice(EXTERNAL_ID_PREFIX.length));
+    if (link && on !== undefined && link.domain !== on) link = null;
   }
-  let link = typeof slug === "string" && slug.length <= 200 ? await deps.store.getLink(deps.config.defaultDomain, slug) : null;
-  if ((!link || link.accountId !== caller.workspaceId) && typeof slug === "string" && slug.length <= 200) link = await findOnOwnDomains(deps, caller, slug);
-  if (!link || link.accountId !== caller.workspaceId) throw new AppError("not_found", `No link "${String(slug).slice(0, 200)}"`);
+  if (!link && named) link = await deps.store.getLink(on ?? deps.config.defaultDomain, slug);
+  if ((!link || link.accountId !== caller.workspaceId) && named && on === undefined) link = await findOnOwnDomains(deps, caller, slug);
+  if (!link || link.accountId !== caller.workspaceId) throw new AppError("not_found", `No link "${String(slug).slice(0, 200)}"${on === undefined ? "" : ` on ${on}`}`);
   return link;
 }
 
-export async function getLink(deps: Deps, caller: Caller, slug: string): Promise<LinkObject> {
-  return view(deps, await findOwnLink(deps, caller, slug));
+export async function getLink(deps: Deps, caller: Caller, slug: string, domain?: unknown): Promise<LinkObject> {
+  return view(deps, await findOwnLink(deps, caller, slug, domain));
 }
 
 /** Times an update is re-applied to a link that another request changed in the meantime. */
@@ -364,10 +385,10 @@ async function applyUpdate(deps: Deps, caller: Caller, link: LinkRecord, changes
   }
 }
 
-export async function updateLink(deps: Deps, caller: Caller, slug: string, raw: unknown): Promise<LinkObject> {
+export async function updateLink(deps: Deps, caller: Caller, slug: string, raw: unknown, domain?: unknown): Promise<LinkObject> {
   const { changes } = validateLinkInput<UpdateLinkInput>("update", raw, inputContext(deps));
   await refuseServedDomains(deps, changes, "update");
-  const link = await findOwnLink(deps, caller, slug);
+  const link = await findOwnLink(deps, caller, slug, domain);
   await assertWebhookAllowed(deps, caller, changes.webhookUrl);
   const passwordHash = changes.password ? await hashPassword(caller.workspaceId, changes.password) : changes.password;
   const updated = await applyUpdate(deps, caller, link, changes, passwordHash);
@@ -375,8 +396,8 @@ export async function updateLink(deps: Deps, caller: Caller, slug: string, raw: 
   return view(deps, updated);
 }
 
-export async function deleteLink(deps: Deps, caller: Caller, slug: string): Promise<void> {
-  const link = await findOwnLink(deps, caller, slug);
+export async function deleteLink(deps: Deps, caller: Caller, slug: string, domain?: unknown): Promise<void> {
+  const link = await findOwnLink(deps, caller, slug, domain);
   await removeLink(deps, link);
   await auditLink(deps, caller, "link.deleted", link);
 }
@@ -420,6 +441,8 @@ export interface ListQuery {
   state?: string;
   externalId?: string;
   q?: string;
+  /** A domain's links only (domainParamOf). */
+  domain?: string;
 }
 
 /** The list's query, validated (invalid_input naming each bad parameter), as the store's filter and page size. */
@@ -451,15 +474,21 @@ function listFilterOf(deps: Deps, query: ListQuery): LinkFilter {
   };
 }
 
+/** A page of the caller's links as stored (listLinks without the API view: bulk changes act on them). */
+export async function listLinkRecords(deps: Deps, caller: Caller, query: ListQuery) {
+  const filter = listFilterOf(deps, query);
+  return deps.store.listLinks(caller.workspaceId, { ...filter, domain: await domainParamOf(deps, caller, query.domain) });
+}
+
 export async function listLinks(deps: Deps, caller: Caller, query: ListQuery) {
-  const { links, nextCursor } = await deps.store.listLinks(caller.workspaceId, listFilterOf(deps, query));
+  const { links, nextCursor } = await listLinkRecords(deps, caller, query);
   return { links: await Promise.all(links.map((l) => view(deps, l))), nextCursor };
 }
 
 /** How many of the caller's links the list's filters match (paging aside); with `max`, at most that many. */
 export async function countLinks(deps: Deps, caller: Caller, query: Omit<ListQuery, "limit" | "cursor">, max?: number): Promise<number> {
   const { limit: _limit, cursor: _cursor, ...match } = listFilterOf(deps, query);
-  return deps.store.countLinks(caller.workspaceId, match, max);
+  return deps.store.countLinks(caller.workspaceId, { ...match, domain: await domainParamOf(deps, caller, query.domain) }, max);
 }
 
 /** The rows of a bulk request: a bare array or `{ "links": [...] }`. */

@@ -9,6 +9,7 @@ import {
   AbVariant,
   BulkResult,
   CreateLinkInput,
+  LinkDomainParam,
   LinkList,
   LinkObject,
   LinkState,
@@ -64,6 +65,15 @@ const Slug = T.String({
 
 const strict = { additionalProperties: false } as const;
 const SlugInput = T.Object({ slug: Slug }, strict);
+const GetLinkInput = T.Object(
+  {
+    slug: Slug,
+    domain: T.Optional(T.String({
+      ...LinkDomainParam, description: "The link's domain, for a slug on several of your domains (leave out for the base domain's link). Else unknown_domain.",
+    })),
+  },
+  strict,
+);
 
 const BulkCreateToolInput = T.Object(
   {
@@ -85,6 +95,7 @@ const ListLinksToolInput = T.Object(
     state: T.Optional(LinkState),
     externalId: ListLinksQuery.properties.externalId,
     q: ListLinksQuery.properties.q,
+    domain: T.Optional(T.String({ ...LinkDomainParam, description: "Only the links on this domain: a verified domain of yours, or the base one. Else unknown_domain." })),
   },
   strict,
 );
@@ -195,11 +206,14 @@ export const LINK_TOOLS: LinkTool[] = [
     scope: "links:read",
     title: "Get a short link",
     description:
-      `Every setting of one of your links, with its click count (hits) and live state. ${ERRORS}: not_found.`,
-    input: SlugInput,
+      `Every setting of one of your links, with its click count (hits) and live state. ${ERRORS}: not_found, unknown_domain.`,
+    input: GetLinkInput,
     output: LinkOutput,
     annotations: READ,
-    run: (deps, caller, args) => links.getLink(deps, caller, validate(SlugInput, args).slug),
+    run: (deps, caller, args) => {
+      const { slug, domain } = validate(GetLinkInput, args);
+      return links.getLink(deps, caller, slug, domain);
+    },
   },
   {
     name: "update_link",

@@ -95,8 +95,9 @@ function exportOf(deps: Deps, scope: ClickScope, range: { from: number; to: numb
 
 /** The link's clicks in the range as a streamed CSV download. */
 export async function exportLinkClicks(deps: Deps, caller: Caller, slug: string, raw: RawQuery): Promise<Response> {
-  const link = await findOwnLink(deps, caller, slug);
-  const range = parseCsvRange(raw, deps.now());
+  const { domain, ...query } = raw; // the link's domain (findOwnLink), when its slug is on several
+  const link = await findOwnLink(deps, caller, slug, domain);
+  const range = parseCsvRange(query, deps.now());
   return exportOf(deps, { linkId: link.id }, range, (id) => (id === link.id ? link.slug : undefined), `clink-${link.slug}-clicks`);
 }
 

@@ -1,7 +1,7 @@
 /** REST routes for analytics (design §3.4, issue #20): a link's, the account's, and CSV exports of their clicks. */
 import { Elysia } from "elysia";
 import { Type as T } from "@sinclair/typebox";
-import { LinkStats } from "../../shared/schemas.ts";
+import { LinkDomainParam, LinkStats } from "../../shared/schemas.ts";
 import type { Deps } from "../deps.ts";
 import type { ApiContext } from "../http/api.ts";
 import { methodNotAllowed } from "../http/errors.ts";
@@ -25,7 +25,8 @@ export function docWithSlug(...args: Parameters<typeof doc>) {
   const d = doc(...args);
   const detail = d.detail as { parameters?: object[] };
   const slug = { name: "slug", in: "path", required: true, description: "The link's slug, or ext_ and its externalId.", schema: { type: "string" } };
-  return { ...d, params: T.Object({}, { additionalProperties: true }), detail: { ...d.detail, parameters: [slug, ...(detail.parameters ?? [])] } as typeof d.detail };
+  const domain = { name: "domain", in: "query", required: false, description: LinkDomainParam.description, schema: LinkDomainParam };
+  return { ...d, params: T.Object({}, { additionalProperties: true }), detail: { ...d.detail, parameters: [slug, domain, ...(detail.parameters ?? [])] } as typeof d.detail };
 }
 
 /** The slug route parameter (its params schema, above, is empty so it is typed as nothing). */

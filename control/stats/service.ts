@@ -52,8 +52,8 @@ async function readsOf(deps: Deps, scope: ClickScope, links?: AnalyticsReads["li
   };
 }
 
-export async function getLinkAnalytics(deps: Deps, caller: Caller, slug: string, rawQuery: RawQuery): Promise<Analytics> {
-  const link = await findOwnLink(deps, caller, slug);
+export async function getLinkAnalytics(deps: Deps, caller: Caller, slug: string, rawQuery: RawQuery, domain?: unknown): Promise<Analytics> {
+  const link = await findOwnLink(deps, caller, slug, domain);
   const query = parseStatsQuery(rawQuery, deps.now(), "link");
   return { slug: link.slug, ...(await answer(query, await readsOf(deps, { linkId: link.id }))) };
 }
@@ -80,8 +80,8 @@ function countsByValue(b: Breakdown | undefined, keepUnknown: boolean): Record<s
  * The original per-link stats: all-time totals by device, browser, country and A/B variant (only clicks served
  * a variant) and the last 24 hours by UTC hour, bots included, as before analytics had bots to leave out.
  */
-export async function getLinkStats(deps: Deps, caller: Caller, slug: string): Promise<LinkStats> {
-  const link = await findOwnLink(deps, caller, slug);
+export async function getLinkStats(deps: Deps, caller: Caller, slug: string, domain?: unknown): Promise<LinkStats> {
+  const link = await findOwnLink(deps, caller, slug, domain);
   const now = deps.now();
   const currentHour = now - (now % HOUR);
   const reads = await readsOf(deps, { linkId: link.id });
@@ -101,6 +101,8 @@ export async function getLinkStats(deps: Deps, caller: Caller, slug: string): Pr
 }
 
 /** The stats route's answer: the original stats without parameters, analytics with any. */
+/** `domain` in the query names the link's domain (findOwnLink); the rest are the analytics' parameters. */
 export function getLinkStatsOrAnalytics(deps: Deps, caller: Caller, slug: string, rawQuery: RawQuery): Promise<LinkStats | Analytics> {
-  return Object.keys(rawQuery).length === 0 ? getLinkStats(deps, caller, slug) : getLinkAnalytics(deps, caller, slug, rawQuery);
+  const { domain, ...query } = rawQuery;
+  return Object.keys(query).length === 0 ? getLinkStats(deps, caller, slug, domain) : getLinkAnalytics(deps, caller, slug, query, domain);
 }

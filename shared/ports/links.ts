@@ -25,6 +25,8 @@ export interface LinkFilter {
   state?: { state: LinkState; now: number };
   /** The link with this externalId (unique per account). */
   externalId?: string;
+  /** The links on this domain (links.domain: the base one, or a custom domain's hostname). */
+  domain?: string;
   q?: string;
 }
 

@@ -4,8 +4,10 @@
  * and MCP), the list filters by domain, and a verified domain is never a destination (the redirector would loop).
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { qrAddress, qrSvg } from "../../control/links/qr.ts";
+import { signedInVisitor } from "../helpers/dashboard-visitor.ts";
 import { putDomain } from "../helpers/domains.ts";
-import { jsonOf, problemOf, startControlPlane, type InProcessControlPlane, type TestKey } from "../helpers/in-process.ts";
+import { BASE_URL, jsonOf, passwordOf, problemOf, startControlPlane, type InProcessControlPlane, type TestKey } from "../helpers/in-process.ts";
 
 let cp: InProcessControlPlane;
 let owner: TestKey;
@@ -103,5 +105,112 @@ describe("a verified custom domain as a destination", () => {
     await create({ url: `https://${host}/x` });
     await putDomain(cp, other.caller.workspaceId, host);
     expect(await refusal(await cp.request("POST", "/api/v1/links", { key: owner.key, json: { url: `https://${host}/x` } }))).toEqual([{ path: "/url", message: loops(host) }]);
+  });
+});
+
+describe("a slug on several domains, named with ?domain=", () => {
+  const get = (path: string, key = owner.key) => cp.request("GET", path, { key });
+  let slug: string;
+  beforeAll(async () => {
+    slug = fresh("twin");
+    await create({ slug, url: "https://example.com/base" });
+    await create({ slug, url: "https://example.com/go", domain: GO });
+    await create({ slug, url: "https://example.com/shop", domain: SHOP });
+  });
+
+  test("GET answers the link on the domain named, in any spelling of it; without one, the base domain's", async () => {
+    const target = async (query: string) => (await jsonOf(await get(`/api/v1/links/${slug}${query}`))).target;
+    expect(await target("")).toBe("https://example.com/base");
+    expect(await target(`?domain=${GO}`)).toBe("https://example.com/go");
+    expect(await target("?domain=GO.ACME.Example.")).toBe("https://example.com/go");
+    expect(await target(`?domain=${SHOP}`)).toBe("https://example.com/shop");
+    expect(await target("?domain=clink.test")).toBe("https://example.com/base");
+    expect(await target("?domain=")).toBe("https://example.com/base");
+    expect((await jsonOf(await get(`/api/v1/links/${slug}?domain=${SHOP}`))).shortUrl).toBe(`https://${SHOP}/${slug}`);
+  });
+
+  test("PATCH, stats, clicks.csv, the QR code and DELETE act on that domain's link only", async () => {
+    const patched = await jsonOf(await cp.request("PATCH", `/api/v1/links/${slug}?domain=${SHOP}`, { key: owner.key, json: { tags: ["shop"] } }));
+    expect([patched.target, patched.tags]).toEqual(["https://example.com/shop", ["shop"]]);
+    expect((await jsonOf(await get(`/api/v1/links/${slug}?domain=${GO}`))).tags).toEqual([]);
+    expect((await jsonOf(await get(`/api/v1/links/${slug}/stats?domain=${GO}`))).totalClicks).toBe(0);
+    expect((await jsonOf(await get(`/api/v1/links/${slug}/stats?domain=${GO}&groupBy=country`))).breakdowns).toBeDefined();
+    const csv = await get(`/api/v1/links/${slug}/clicks.csv?domain=${GO}&tz=UTC`);
+    expect([csv.status, (await csv.text()).split("\n").length]).toEqual([200, 2]); // the header row alone
+    // The code encodes the short address on that domain.
+    const qr = await get(`/api/v1/links/${slug}/qr?domain=${GO}&format=svg`);
+    expect(await qr.text()).toBe(await qrSvg(qrAddress(`https://${GO}/${slug}`)));
+    const ext = await create({ externalId: fresh("ext"), domain: SHOP });
+    expect((await jsonOf(await get(`/api/v1/links/ext_${ext.externalId}?domain=${SHOP}`))).slug).toBe(ext.slug);
+    await problemOf(await get(`/api/v1/links/ext_${ext.externalId}?domain=${GO}`), 404, "not_found");
+    expect((await cp.request("DELETE", `/api/v1/links/${slug}?domain=${GO}`, { key: owner.key })).status).toBe(204);
+    await problemOf(await get(`/api/v1/links/${slug}?domain=${GO}`), 404, "not_found");
+    expect((await jsonOf(await get(`/api/v1/links/${slug}`))).target).toBe("https://example.com/base");
+    expect((await jsonOf(await get(`/api/v1/links/${slug}?domain=${SHOP}`))).target).toBe("https://example.com/shop");
+  });
+
+  test("a domain that is unknown, pending, another workspace's or not a name is unknown_domain, on every route", async () => {
+    const bad = ["unknown.example.com", PENDING, THEIRS, "not a host", "https://go.acme.example/"];
+    const routes = (d: string) => [
+      `/api/v1/links/${slug}?domain=${encodeURIComponent(d)}`, `/api/v1/links/${slug}/stats?domain=${encodeURIComponent(d)}`,
+      `/api/v1/links/${slug}/qr?domain=${encodeURIComponent(d)}`, `/api/v1/links/${slug}/clicks.csv?domain=${encodeURIComponent(d)}`,
+      `/api/v1/links?domain=${encodeURIComponent(d)}`,
+    ];
+    for (const d of bad) {
+      for (const path of routes(d)) {
+        const p = await problemOf(await get(path), 400, "unknown_domain");
+        expect([path, p.errors]).toEqual([path, [{ path: "/domain", message: "must be a verified domain of your workspace, or the base domain" }]]);
+      }
+    }
+    await problemOf(await cp.request("PATCH", `/api/v1/links/${slug}?domain=${THEIRS}`, { key: owner.key, json: { tags: ["x"] } }), 400, "unknown_domain");
+    await problemOf(await cp.request("DELETE", `/api/v1/links/${slug}?domain=${PENDING}`, { key: owner.key }), 400, "unknown_domain");
+    await problemOf(await get(`/api/v1/links/${slug}/qr?domain=${GO}&domain=${SHOP}`), 400, "unknown_domain");
+    // The other workspace names its own domain; the owner's links stay out of its reach.
+    await problemOf(await get(`/api/v1/links/${slug}?domain=${THEIRS}`, other.key), 404, "not_found");
+  });
+
+  test("the list filters by domain; a bulk change by that filter changes those links, not the same slugs elsewhere", async () => {
+    const twin = fresh("pair");
+    await create({ slug: twin, url: "https://example.com/b2" });
+    const onShop = await create({ slug: twin, url: "https://example.com/s2", domain: SHOP });
+    const listed = await jsonOf(await get(`/api/v1/links?domain=${SHOP}&limit=500`));
+    expect(listed.links.every((l: { shortUrl: string }) => l.shortUrl.startsWith(`https://${SHOP}/`))).toBe(true);
+    expect(listed.links.map((l: { shortUrl: string }) => l.shortUrl)).toContain(onShop.shortUrl);
+    expect((await jsonOf(await get("/api/v1/links?domain=clink.test&limit=500"))).links.every((l: { shortUrl: string }) => l.shortUrl.startsWith("http://clink.test/"))).toBe(true);
+    const change = await jsonOf(await cp.request("PATCH", "/api/v1/links/bulk", { key: owner.key, json: { filter: { domain: SHOP, q: twin }, addTags: ["bulk"] } }));
+    expect([change.updated, change.failed]).toEqual([1, 0]);
+    expect((await jsonOf(await get(`/api/v1/links/${twin}?domain=${SHOP}`))).tags).toEqual(["bulk"]);
+    expect((await jsonOf(await get(`/api/v1/links/${twin}`))).tags).toEqual([]);
+    const csv = await (await get(`/api/v1/links/export?domain=${SHOP}&q=${twin}`)).text();
+    expect(csv).toContain("https://example.com/s2");
+    expect(csv).not.toContain("https://example.com/b2");
+  });
+
+  test("MCP: list_links and get_link take domain, with the same refusal", async () => {
+    const call = async (name: string, args: Record<string, unknown>) => (await jsonOf(await cp.request("POST", "/mcp", {
+      key: owner.key, headers: { accept: "application/json, text/event-stream" },
+      json: { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name, arguments: args } },
+    }))).result;
+    expect((await call("get_link", { slug, domain: SHOP })).structuredContent.target).toBe("https://example.com/shop");
+    expect((await call("get_link", { slug })).structuredContent.target).toBe("https://example.com/base");
+    const listed = (await call("list_links", { domain: SHOP, q: slug })).structuredContent.links;
+    expect(listed.map((l: { shortUrl: string }) => l.shortUrl)).toEqual([`https://${SHOP}/${slug}`]);
+    for (const refused of [await call("get_link", { slug, domain: THEIRS }), await call("list_links", { domain: "unknown.example.com" })]) {
+      expect([refused.isError, JSON.parse(refused.content[0].text).code]).toEqual([true, "unknown_domain"]);
+    }
+  });
+
+  test("the dashboard's list offers the domains and filters by one", async () => {
+    const visitor = await signedInVisitor(cp, BASE_URL, "owner@example.com", passwordOf("owner@example.com"));
+    const all = await visitor.get("/dashboard/links");
+    expect(all.html).toContain(`<select id="domain" name="domain"`);
+    expect(all.html).toContain(`<option value="${SHOP}">${SHOP}</option>`);
+    expect(all.html).not.toContain(`<option value="${PENDING}">`);
+    const shop = await visitor.get(`/dashboard/links?domain=${SHOP}&q=${slug}`);
+    expect(shop.html).toContain(`data-copy="https://${SHOP}/${slug}"`);
+    expect(shop.html).not.toContain(`data-copy="http://clink.test/${slug}"`);
+    expect(shop.html).toContain(`<option value="${SHOP}" selected>`);
+    const refused = await visitor.get(`/dashboard/links?domain=${THEIRS}`);
+    expect([refused.status, refused.html.includes("must be a verified domain of your workspace")]).toEqual([200, true]);
   });
 });

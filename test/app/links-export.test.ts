@@ -159,7 +159,7 @@ describe("errors", () => {
   test("the OpenAPI document lists the route with format and the list's filters", async () => {
     const doc = await jsonOf(await cp.request("GET", "/api/v1/openapi.json"));
     const get = doc.paths["/api/v1/links/export"].get;
-    expect(get.parameters.map((p: { name: string }) => p.name)).toEqual(["format", "q", "tag", "folder", "status", "state", "externalId"]);
+    expect(get.parameters.map((p: { name: string }) => p.name)).toEqual(["format", "q", "tag", "folder", "status", "state", "externalId", "domain"]);
     expect(Object.keys(get.responses["200"].content)).toEqual(["text/csv"]);
   });
 

@@ -149,9 +149,9 @@ test("the OpenAPI document lists the route with its slug, format, size and style
   const doc = await jsonOf(await cp.request("GET", "/api/v1/openapi.json"));
   const get = doc.paths["/api/v1/links/{slug}/qr"].get;
   expect(get.parameters.map((p: { name: string; in: string }) => `${p.in}:${p.name}`)).toEqual(
-    ["path:slug", "query:format", "query:size", "query:margin", "query:color", "query:background", "query:level"],
+    ["path:slug", "query:domain", "query:format", "query:size", "query:margin", "query:color", "query:background", "query:level"],
   );
-  expect(get.parameters[2].schema).toMatchObject({ type: "integer", minimum: 64, maximum: 2048 });
+  expect(get.parameters[3].schema).toMatchObject({ type: "integer", minimum: 64, maximum: 2048 });
   expect(get.responses["400"].description).toBe("invalid_parameter");
   expect(Object.keys(doc.paths["/api/v1/links/{slug}/qr"])).toEqual(["get"]);
 });

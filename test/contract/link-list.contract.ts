@@ -139,6 +139,22 @@ export function runLinkListContract(ctx: StoreContext): void {
       expect(second.nextCursor).toBeNull();
     });
 
+    test("domain filter: the links on one domain, the same slug on another left out; combines with pages", async () => {
+      const accountId = await newAccount();
+      const slug = uniqueSlug("dom");
+      const onCustom = [linkFor(accountId, { domain: "go.brand.example", slug, createdAt: T0 + 1 }), linkFor(accountId, { domain: "go.brand.example", createdAt: T0 + 2 })];
+      const onBase = linkFor(accountId, { slug, createdAt: T0 + 3 });
+      await insertOk([...onCustom, onBase, linkFor(accountId, { domain: "go.brand.example.net" })]);
+      await insertOk([linkFor(await newAccount(), { domain: "go.brand.example" })]);
+      const ids = async (f: { domain?: string; limit?: number; cursor?: string }) => store.listLinks(accountId, { limit: 10, ...f });
+      expect((await ids({ domain: "go.brand.example" })).links.map((l) => l.id)).toEqual([onCustom[1]!.id, onCustom[0]!.id]);
+      expect((await ids({ domain: onBase.domain })).links.map((l) => l.id)).toEqual([onBase.id]);
+      expect((await ids({ domain: "GO.brand.example" })).links).toEqual([]);
+      const first = await ids({ domain: "go.brand.example", limit: 1 });
+      expect((await ids({ domain: "go.brand.example", limit: 1, cursor: first.nextCursor! })).links.map((l) => l.id)).toEqual([onCustom[0]!.id]);
+      expect(await store.countLinks(accountId, { domain: "go.brand.example" })).toBe(2);
+    });
+
     test("q searches slug and target, ignoring letter case", async () => {
       const accountId = await newAccount();
       const bySlug = linkFor(accountId, { slug: uniqueSlug("SummerSale"), createdAt: T0 + 2 });

@@ -184,6 +184,7 @@ function matching(sql: postgres.Sql, accountId: string, filter: LinkMatch) {
     ${filter.folder !== undefined ? sql`AND lower(folder) = lower(${filter.folder})` : sql``}
     ${filter.status !== undefined ? sql`AND status = ${filter.status}` : sql``}
     ${filter.externalId !== undefined ? sql`AND external_id = ${filter.externalId}` : sql``}
+    ${filter.domain !== undefined ? sql`AND domain = ${filter.domain}` : sql``}
     ${filter.state !== undefined ? stateFilter(sql, filter.state.state, filter.state.now) : sql``}
     ${q !== null ? sql`AND (slug ILIKE ${q} OR target ILIKE ${q})` : sql``}`;
 }

@@ -64,6 +64,10 @@ function matching(accountId: string, filter: LinkMatch): { where: string[]; args
     where.push("external_id = ?");
     args.push(filter.externalId);
   }
+  if (filter.domain !== undefined) {
+    where.push("domain = ?");
+    args.push(filter.domain);
+  }
   if (filter.state !== undefined) {
     const state = stateCondition(filter.state.state, filter.state.now);
     where.push(state.sql);
