@@ -99,8 +99,13 @@ export type Outcome = { result: "delivered" } | { result: "failed" | "refused"; 
 
 const USER_AGENT = "clink-webhooks/1";
 
-/** `host:port` of an absolute URL, by slicing: the fair queue asks for it for every account it tries in turn. */
+/**
+ * `host:port` of an absolute URL, by slicing: the fair queue asks for it for every account it tries in turn, the
+ * redirector for every request. "" for a URL that is not absolute: Bun's req.url is the bare request target when the
+ * Host header is empty or not a host, and a target such as `//go.example.com/spring` must not name a host.
+ */
 export function hostOf(url: string): string {
+  if (!url.startsWith("http")) return "";
   const from = url.indexOf("//") + 2;
   let end = from;
   while (end < url.length) {
