@@ -4,6 +4,7 @@
  * and delete (its links deleted or moved to the base domain in the same step, or refused). Every action is the REST
  * API's own service function.
  */
+import { roleAtLeast } from "../auth/roles.ts";
 import { AppError } from "../../shared/errors.ts";
 import type { DomainObject } from "../../shared/domain.ts";
 import * as domains from "../domains/service.ts";
@@ -30,7 +31,8 @@ function challenge(d: DomainObject): string {
     : `a file at <code>${esc(c.url)}</code> holding <code>${esc(c.body)}</code>`;
 }
 
-function row(d: DomainObject, csrf: string): string {
+/** `admin`: the caller manages domains (admins and owners; others see the list, not its controls). */
+function row(d: DomainObject, csrf: string, admin: boolean): string {
   const check = d.lastCheck ? `${d.lastCheck.ok ? "passed" : "failed"} ${fmtDate(d.lastCheck.at)}: ${esc(d.lastCheck.result)}` : '<span class="muted">not checked yet</span>';
   const verify = `<form method="post" action="${domainPath(d.id)}/verify" class="inline">${csrfField(csrf)}<button type="submit" class="btn-small">Verify now</button></form>`;
   const remove = `<form method="post" action="${domainPath(d.id)}/delete" class="inline" data-confirm="Delete ${esc(d.hostname)}?">${csrfField(csrf)}
@@ -38,26 +40,27 @@ function row(d: DomainObject, csrf: string): string {
 <button type="submit" class="btn-danger btn-small">Delete</button></form>`;
   return `<tr><td data-label="Domain" class="mono">${esc(d.hostname)}</td>
 <td data-label="State"><span class="status ${d.state === "verified" ? "status-active" : "status-revoked"}">${d.state}</span></td>
-<td data-label="Publish">${challenge(d)}</td><td data-label="Last check">${check}</td><td>${verify} ${remove}</td></tr>`;
+<td data-label="Publish">${challenge(d)}</td><td data-label="Last check">${check}</td><td>${admin ? `${verify} ${remove}` : ""}</td></tr>`;
 }
 
 function indexPage(ctx: SignedInCtx, v: IndexView): string {
   const csrf = ctx.session.csrfToken;
   const errors = v.error?.errors ?? [];
   const method = v.method ?? "dns";
+  const admin = roleAtLeast(ctx.caller.role, "admin");
   const table = v.list.length
-    ? `<table class="responsive"><thead><tr><th>Domain</th><th>State</th><th>To verify, publish</th><th>Last check</th><th><span class="muted">Actions</span></th></tr></thead><tbody>${v.list.map((d) => row(d, csrf)).join("")}</tbody></table>`
+    ? `<table class="responsive"><thead><tr><th>Domain</th><th>State</th><th>To verify, publish</th><th>Last check</th><th><span class="muted">Actions</span></th></tr></thead><tbody>${v.list.map((d) => row(d, csrf, admin)).join("")}</tbody></table>`
     : `<p class="muted">No custom domains yet.</p>`;
   const body = `<h1>Domains</h1>
 <p class="muted">A domain of yours (such as go.example.com) serves your links once verified: point it at this server, publish what its row says, then verify. New links can be put on it.</p>
 ${v.error ? errorSummary(v.error, FIELDS) : ""}
-<form method="post" action="${LIST}" class="card">${csrfField(csrf)}
+${!admin ? `<p class="card">Admins and owners of the workspace add, verify and delete its domains.</p>` : `<form method="post" action="${LIST}" class="card">${csrfField(csrf)}
 <label for="domain-hostname">Domain</label>
 <input id="domain-hostname" name="hostname" required maxlength="253" placeholder="go.example.com" value="${esc(v.hostname ?? "")}"${invalidAttrs(errors, "/hostname", "domain-hostname")}>${fieldProblems(errors, "/hostname", FIELDS["/hostname"])}
 <label for="domain-method">Verification</label>
 <select id="domain-method" name="method"><option value="dns"${method === "dns" ? " selected" : ""}>DNS TXT record</option><option value="http"${method === "http" ? " selected" : ""}>HTTP file</option></select>
 <button type="submit" class="btn-primary">Add domain</button>
-</form>
+</form>`}
 <h2>Your domains</h2>${table}`;
   return layout({ title: "Domains", body, viewer: ctx.viewer, current: "keys" });
 }

@@ -3,6 +3,7 @@
  * through `esc` (shared/html.ts): link fields, emails, key names, query strings, error messages.
  */
 import { escapeHtml as esc } from "../../shared/html.ts";
+import type { WorkspaceObject } from "../workspaces/model.ts";
 import { htmlResponse } from "./http.ts";
 import { assetUrl } from "./static.ts";
 
@@ -12,6 +13,8 @@ export { esc };
 export interface Viewer {
   email: string;
   csrfToken: string;
+  /** The workspace the session acts for and every workspace of the person (with their role): the header's switcher. */
+  workspaces?: { currentId: string; all: WorkspaceObject[] };
 }
 
 export type Section = "links" | "new" | "analytics" | "keys" | "imports";
@@ -27,11 +30,29 @@ export interface PageOptions {
 
 export const csrfField = (token: string) => `<input type="hidden" name="_csrf" value="${esc(token)}">`;
 
+/**
+ * The header's workspace switcher (issue #24): the current workspace's name opens the person's workspaces, each a
+ * button of one form posting the switch (POST-redirect-GET, the session's CSRF token), and the workspace's pages.
+ * A <details>, so it opens and closes with no script and is announced as a disclosure.
+ */
+function switcher(viewer: Viewer): string {
+  if (!viewer.workspaces) return "";
+  const { currentId, all } = viewer.workspaces;
+  const current = all.find((w) => w.id === currentId);
+  const items = all.map((w) => `<li><button type="submit" name="workspace" value="${esc(w.id)}"${w.id === currentId ? ' aria-current="true"' : ""}><span class="ws-item">${esc(w.name)}</span><span class="small muted">${w.role}</span></button></li>`).join("");
+  return `<details class="ws"><summary><span class="sr-only">Workspace: </span><span class="ws-name">${esc(current?.name ?? "Workspace")}</span></summary>
+<div class="ws-menu"><form method="post" action="/dashboard/workspace/switch" aria-label="Switch workspace">${csrfField(viewer.csrfToken)}<ul>${items}</ul></form>
+<ul class="ws-links"><li><a href="/dashboard/workspace">Workspace settings</a></li><li><a href="/dashboard/members">Members</a></li><li><a href="/dashboard/workspaces/new">New workspace</a></li></ul></div></details>`;
+}
+
 /** The signed-in header: who and sign-out beside the brand, the section links on a row of their own on a phone. */
 function nav(viewer: Viewer, current?: Section): string {
   const item = (section: Section, href: string, label: string) =>
     `<a href="${href}"${current === section ? ' aria-current="page"' : ""}>${label}</a>`;
-  return `<nav aria-label="Main">${item("links", "/dashboard/links", "Links")}${item("new", "/dashboard/links/new", "New link")}${item("analytics", "/dashboard/analytics", "Analytics")}${item("imports", "/dashboard/imports", "Import")}${item("keys", "/dashboard/keys", "API keys")}</nav>
+  // A viewer's role writes no links (control/auth/roles.ts): no New link, no Import.
+  const role = viewer.workspaces?.all.find((w) => w.id === viewer.workspaces?.currentId)?.role;
+  const writes = role !== "viewer";
+  return `${switcher(viewer)}<nav aria-label="Main">${item("links", "/dashboard/links", "Links")}${writes ? item("new", "/dashboard/links/new", "New link") : ""}${item("analytics", "/dashboard/analytics", "Analytics")}${writes ? item("imports", "/dashboard/imports", "Import") : ""}${item("keys", "/dashboard/keys", "API keys")}</nav>
 <div class="who"><span class="email" title="${esc(viewer.email)}">${esc(viewer.email)}</span><form method="post" action="/dashboard/signout" class="inline">${csrfField(viewer.csrfToken)}<button type="submit">Sign out</button></form></div>`;
 }
 
@@ -59,6 +80,15 @@ const FLASH: Record<string, string> = {
   revoked: "API key revoked. Requests using it are refused from now on.",
   welcome: "Welcome! Your account is ready.",
   "signed-out": "You are signed out.",
+  "workspace-switched": "Switched workspace.",
+  "workspace-created": "Workspace created. Invite people below.",
+  "workspace-renamed": "Workspace renamed.",
+  "workspace-deleted": "Workspace deleted. You are in your personal workspace.",
+  "workspace-left": "You left the workspace. You are in your personal workspace.",
+  "role-changed": "Role changed.",
+  "member-removed": "Member removed. The keys they made in this workspace are revoked.",
+  "invitation-revoked": "Invitation revoked. Its link no longer works.",
+  "invitation-accepted": "Welcome! You joined the workspace.",
 };
 
 export function flashBox(code: string | null): string {

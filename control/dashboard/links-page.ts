@@ -3,6 +3,7 @@
  * listLinks service the REST API uses (its cursor, its validation). Each row shows the link's live state.
  * Tag and folder match whole values ignoring case, and suggest the account's own values as they are typed.
  */
+import { hasScope } from "../auth/scopes.ts";
 import { LINK_STATES, LINK_STATUSES } from "../../shared/enums.ts";
 import { AppError, type FieldError } from "../../shared/errors.ts";
 import type { LinkObject } from "../../shared/schemas.ts";
@@ -53,13 +54,14 @@ export const linksExport = (ctx: SignedInCtx): Promise<Response> => exportLinks(
 
 const slugPath = (slug: string) => `/dashboard/links/${encodeURIComponent(slug)}`;
 
-function linkRow(l: LinkObject, f: Filters, i: number): string {
+/** `writes`: the caller may change links (a viewer may not: no boxes to tick, no edit or delete). */
+function linkRow(l: LinkObject, f: Filters, i: number, writes: boolean): string {
   const tags = l.tags.map((t) => `<a class="tag" href="${esc(listUrl({ ...f, tag: t }))}">${esc(t)}</a>`).join("");
   const folder = l.folder ? `<a href="${esc(listUrl({ ...f, folder: l.folder }))}">${esc(l.folder)}</a>` : '<span class="muted">—</span>';
   const hits = l.maxHits === null ? String(l.hits) : `${l.hits} / ${l.maxHits}`;
   const lock = l.hasPassword ? ' <span class="small muted" title="Password protected">(password)</span>' : "";
   return `<tr>
-<td data-label="Select">${bulkCheckbox(l.slug, i)}</td>
+${writes ? `<td data-label="Select">${bulkCheckbox(l.slug, i)}</td>` : ""}
 <td data-label="Short link"><a class="mono" href="${slugPath(l.slug)}/stats">${esc(l.slug)}</a>${lock}<br><button type="button" class="btn-small" data-copy="${esc(l.shortUrl)}">Copy</button></td>
 <td data-label="Destination" class="target"><a href="${esc(l.target)}" rel="noopener noreferrer" target="_blank">${esc(l.target)}</a></td>
 <td data-label="Tags">${tags || '<span class="muted">—</span>'}</td>
@@ -67,7 +69,7 @@ function linkRow(l: LinkObject, f: Filters, i: number): string {
 <td data-label="State">${stateBadge(l)}${l.state === "live" ? "" : `<br><span class="small muted">${esc(stateReason(l))}</span>`}</td>
 <td data-label="Clicks">${esc(hits)}</td>
 <td data-label="Created">${fmtDate(l.createdAt)}</td>
-<td><a href="${slugPath(l.slug)}/stats">Stats</a> · <a href="${slugPath(l.slug)}/edit">Edit</a> · <a href="${slugPath(l.slug)}/delete">Delete</a></td>
+<td><a href="${slugPath(l.slug)}/stats">Stats</a>${writes ? ` · <a href="${slugPath(l.slug)}/edit">Edit</a> · <a href="${slugPath(l.slug)}/delete">Delete</a>` : ""}</td>
 </tr>`;
 }
 
@@ -127,15 +129,19 @@ export async function linksIndex(ctx: SignedInCtx): Promise<Response> {
   }
   const filtered = FILTERS.some((k) => f[k]);
   const all = result.nextCursor || (cursor && result.links.length) ? await allMatching(ctx, f) : undefined;
-  const rows = result.links.map((l, i) => linkRow(l, f, i)).join("");
-  const empty = filtered || cursor ? "No links match these filters." : 'No links yet. <a href="/dashboard/links/new">Create your first one</a>.';
-  const table = result.links.length
-    ? `<form method="post" action="/dashboard/links/bulk">${csrfField(ctx.session.csrfToken)}<input type="hidden" name="back" value="${esc(listUrl(f, cursor))}">${bulkControls(all)}
-<table class="responsive"><thead><tr><th><span class="muted">Select</span></th><th>Short link</th><th>Destination</th><th>Tags</th><th>Folder</th><th>State</th><th>Clicks</th><th>Created</th><th><span class="muted">Actions</span></th></tr></thead><tbody>${rows}</tbody></table></form>`
-    : `<p class="card muted">${empty}</p>`;
+  const writes = hasScope(ctx.caller, "links:write");
+  const rows = result.links.map((l, i) => linkRow(l, f, i, writes)).join("");
+  const empty = filtered || cursor ? "No links match these filters." : `No links yet.${writes ? ' <a href="/dashboard/links/new">Create your first one</a>.' : ""}`;
+  const grid = `<table class="responsive"><thead><tr>${writes ? '<th><span class="muted">Select</span></th>' : ""}<th>Short link</th><th>Destination</th><th>Tags</th><th>Folder</th><th>State</th><th>Clicks</th><th>Created</th><th><span class="muted">Actions</span></th></tr></thead><tbody>${rows}</tbody></table>`;
+  const table = !result.links.length
+    ? `<p class="card muted">${empty}</p>`
+    : writes
+      ? `<form method="post" action="/dashboard/links/bulk">${csrfField(ctx.session.csrfToken)}<input type="hidden" name="back" value="${esc(listUrl(f, cursor))}">${bulkControls(all)}
+${grid}</form>`
+      : grid;
   const pager = `<nav class="pager" aria-label="Pages">${cursor ? `<a href="${esc(listUrl(f))}">← First page</a>` : "<span></span>"}${
     result.nextCursor ? `<a href="${esc(listUrl(f, result.nextCursor))}">Next page →</a>` : ""}</nav>`;
-  const body = `<div class="head"><h1>Links</h1><div>${exportLinksHtml(f)} <a class="btn btn-primary" href="/dashboard/links/new">New link</a></div></div>${flashBox(sp.get("flash"))}${bulkOutcome(sp)}${problem}${filterForm(f, errors, await domainChoices(ctx))}
+  const body = `<div class="head"><h1>Links</h1><div>${exportLinksHtml(f)} ${writes ? '<a class="btn btn-primary" href="/dashboard/links/new">New link</a>' : ""}</div></div>${flashBox(sp.get("flash"))}${bulkOutcome(sp)}${problem}${filterForm(f, errors, await domainChoices(ctx))}
 ${filtered ? `<p class="small">Filtered. <a href="/dashboard/links">Show all links</a></p>` : ""}${table}${pager}${suggestionLists(await accountSuggestions(ctx))}`;
   return htmlResponse(200, layout({ title: "Links", body, viewer: ctx.viewer, current: "links" }));
 }

@@ -18,6 +18,16 @@ header.top nav a{opacity:.85}header.top nav a[aria-current=page]{opacity:1;text-
 header.top .who{display:flex;gap:.75rem;align-items:center;font-size:.9rem;min-width:0}
 header.top .who .email{overflow:hidden;text-overflow:ellipsis;white-space:nowrap;max-width:18rem;opacity:.9}
 header.top .who button{background:none;border:1px solid #fff6;color:#fff;padding:.2rem .6rem}
+header.top .ws{position:relative;min-width:0}
+header.top .ws summary{display:flex;align-items:center;gap:.3rem;cursor:pointer;list-style:none;border:1px solid #fff6;border-radius:6px;padding:.15rem .55rem;max-width:16rem}
+header.top .ws summary::-webkit-details-marker{display:none}header.top .ws summary::after{content:"▾";font-size:.8rem}
+header.top .ws-name{overflow:hidden;text-overflow:ellipsis;white-space:nowrap;font-weight:600}
+.ws-menu{position:absolute;left:0;top:calc(100% + .35rem);z-index:10;width:min(20rem,calc(100vw - 2rem));background:var(--card);color:var(--fg);border:1px solid var(--line);border-radius:var(--radius);box-shadow:0 6px 24px #0003;padding:.35rem}
+.ws-menu ul{list-style:none;margin:0;padding:0}.ws-menu ul.ws-links{border-top:1px solid var(--line);margin-top:.35rem;padding-top:.35rem}
+.ws-menu button{display:flex;width:100%;justify-content:space-between;gap:1rem;border:0;background:none;text-align:left;padding:.35rem .6rem}
+.ws-menu button:hover,.ws-menu a:hover{background:var(--bg)}.ws-menu button[aria-current=true]{font-weight:700}.ws-menu button[aria-current=true]::before{content:"✓ "}
+.ws-menu .ws-item{overflow:hidden;text-overflow:ellipsis;white-space:nowrap;flex:1}
+header.top .ws-menu a{display:block;color:var(--accent);padding:.35rem .6rem;border-radius:6px}
 main{max-width:72rem;margin:0 auto;padding:1.25rem 1rem 3rem}
 main.narrow{max-width:26rem;padding-top:8vh}
 h1{font-size:1.5rem;margin:0 0 1rem}h2{font-size:1.15rem;margin:1.5rem 0 .75rem}
@@ -112,6 +122,7 @@ dl.facts dt{color:var(--muted)}dl.facts dd{margin:0;overflow-wrap:anywhere}
   header.top .bar{justify-content:space-between}
   header.top nav{order:3;flex:1 0 100%;justify-content:space-between;max-width:22rem}
   header.top .who .email{max-width:11rem}
+  header.top .ws{order:2;flex:1 0 100%}header.top .ws summary{max-width:100%;width:max-content}
   .filters{grid-template-columns:1fr 1fr}.filters .q{grid-column:1/-1}
   .overview{grid-template-columns:1fr}
   .rows .row{grid-template-columns:1fr 1fr}.rows .row .url{grid-column:1/-1}

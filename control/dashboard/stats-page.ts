@@ -2,6 +2,7 @@
  * A link's page: its short address (copy, QR), settings at a glance, and its analytics over a range kept in the
  * URL (analytics-section.ts), from the same getLinkAnalytics as REST and MCP.
  */
+import { hasScope } from "../auth/scopes.ts";
 import type { LinkObject } from "../../shared/schemas.ts";
 import { getLink } from "../links/service.ts";
 import { getLinkAnalytics } from "../stats/service.ts";
@@ -15,7 +16,8 @@ import { stateBadge, stateReason, webhookPauseNote } from "./state-badge.ts";
 
 const linkPath = (slug: string) => `/dashboard/links/${encodeURIComponent(slug)}`;
 
-function facts(l: LinkObject, csrf: string): string {
+/** `writes`: the caller may change links (a viewer sees no resume, edit or delete). */
+function facts(l: LinkObject, csrf: string, writes: boolean): string {
   const row = (label: string, value: string) => `<dt>${label}</dt><dd>${value}</dd>`;
   const none = '<span class="muted">—</span>';
   const tags = l.tags.map((t) => `<a class="tag" href="/dashboard/links?tag=${encodeURIComponent(t)}">${esc(t)}</a>`).join("");
@@ -37,7 +39,7 @@ ${row("Created", fmtDate(l.createdAt))}
 ${row("Starts", l.startsAt ? fmtDate(l.startsAt) : none)}${row("Expires", l.expiresAt ? fmtDate(l.expiresAt) : none)}
 ${row("Features", extras.length ? esc(extras.join(" · ")) : none)}
 ${pause ? row("Webhook", `<span class="status state-paused">paused</span> <span class="small muted">${esc(pause)}</span>
-<form method="post" action="${linkPath(l.slug)}/webhook/resume" class="inline">${csrfField(csrf)}<button type="submit" class="btn-small">Resume webhook</button></form>`) : ""}
+${writes ? `<form method="post" action="${linkPath(l.slug)}/webhook/resume" class="inline">${csrfField(csrf)}<button type="submit" class="btn-small">Resume webhook</button></form>` : ""}`) : ""}
 </dl>`;
 }
 
@@ -72,12 +74,13 @@ export async function statsPage(ctx: SignedInCtx): Promise<Response> {
     labelOf: linkValueLabel(link),
     extraTiles: () => [["Click limit", link.maxHits === null ? "none" : `${link.hits} / ${link.maxHits}`, "click-limit"]],
   });
+  const writes = hasScope(ctx.caller, "links:write");
   const body = `<h1>Link <span class="mono">${esc(link.slug)}</span></h1>${flashBox(ctx.url.searchParams.get("flash"))}
 <section class="card overview"><div>
 <div class="copyrow"><input id="short-url" class="mono" readonly value="${esc(link.shortUrl)}" aria-label="Short URL">
 <button type="button" class="btn-primary" data-copy="${esc(link.shortUrl)}">Copy</button></div>
-${facts(link, ctx.session.csrfToken)}
-<div class="actions"><a class="btn" href="${linkPath(link.slug)}/edit">Edit</a><a class="btn" href="${linkPath(link.slug)}/qr.svg" download>Download QR (SVG)</a><a class="btn" href="${linkPath(link.slug)}/delete">Delete</a></div>
+${facts(link, ctx.session.csrfToken, writes)}
+<div class="actions">${writes ? `<a class="btn" href="${linkPath(link.slug)}/edit">Edit</a>` : ""}<a class="btn" href="${linkPath(link.slug)}/qr.svg" download>Download QR (SVG)</a>${writes ? `<a class="btn" href="${linkPath(link.slug)}/delete">Delete</a>` : ""}</div>
 </div><div class="qr">${await inlineQr(link.shortUrl)}</div></section>
 <h2>Clicks</h2>${section.html}
 ${ctx.deps.config.geoipDb ? "" : DBIP_CREDIT}`;

@@ -9,6 +9,7 @@
 import { AppError } from "../../shared/errors.ts";
 import { htmlResponse, redirect } from "../dashboard/http.ts";
 import { csrfField, esc, errorPage, fmtDate, layout } from "../dashboard/layout.ts";
+import { requireScope } from "../auth/scopes.ts";
 import { originAllowed, signedIn, toSignIn, tokensMatch, type RequestCtx, type SignedInCtx } from "../dashboard/session.ts";
 import { FORMAT_NAMES, SOURCE_FORMATS } from "./formats.ts";
 import { getImport, listImports, ON_CONFLICT, startImport, type ImportObject } from "./service.ts";
@@ -57,6 +58,7 @@ export const importsIndex = (s: SignedInCtx) => importsPage(s);
 export async function importUpload(ctx: RequestCtx): Promise<Response> {
   const s = await signedIn(ctx);
   if (!s) return toSignIn(ctx);
+  requireScope(s.caller, "links:write", ctx.deps.config.baseUrl, "api"); // a viewer imports nothing: 403 forbidden_role
   const refused = () => errorPage(403, "Form refused", "This form could not be verified (it may have expired or come from another site). Reload the page and try again.", s.viewer);
   if (!originAllowed(ctx.deps, ctx.request)) return refused();
   let chosen: Parameters<typeof uploadForm>[1] = {};
