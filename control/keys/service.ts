@@ -74,6 +74,8 @@ export async function createApiKey(deps: Deps, makerRaw: KeyMaker, nameRaw: unkn
   const parsed = parseKeyScopes(scopesRaw);
   if ("errors" in parsed) errors.push(...parsed.errors);
   if (errors.length || !("scopes" in parsed)) throw invalidInput(errors);
+  // Only a member makes keys of a workspace (a removed one's would be refused at once anyway).
+  if (!(await deps.store.getMember(maker.workspaceId, maker.accountId))) throw new AppError("not_found", "No such workspace of yours");
   const key = newApiKey();
   const record: ApiKeyRecord = {
     id: newId(), accountId: maker.workspaceId, createdBy: maker.accountId, name, keyHash: sha256Hex(key), prefix: keyDisplayPrefix(key),

@@ -48,3 +48,21 @@ export async function team(cp: InProcessControlPlane, ownerEmail: string, name =
     },
   };
 }
+
+/** Arguments each MCP tool is served with, given a link's slug (tools that name no link ignore it). */
+export const MCP_ARGS: Record<string, (slug: string) => Record<string, unknown>> = {
+  create_link: () => ({ url: "https://example.com/mcp" }),
+  bulk_create_links: () => ({ links: [{ url: "https://example.com/mcp-bulk" }] }),
+  list_links: () => ({}),
+  get_link: (slug) => ({ slug }),
+  update_link: (slug) => ({ slug, folder: "mcp" }),
+  delete_link: (slug) => ({ slug }),
+  get_link_stats: (slug) => ({ slug }),
+  set_targeting_rules: (slug) => ({ slug, rules: [] }),
+  set_ab_test: (slug) => ({ slug, abUrls: [] }),
+  set_link_preview: (slug) => ({ slug, serveOg: false }),
+};
+
+/** A tools/call of `name` with `args`, sent with `key`. */
+export const mcpCall = (cp: InProcessControlPlane, key: string, name: string, args: Record<string, unknown>): Promise<Response> =>
+  cp.request("POST", "/mcp", { key, headers: { accept: "application/json, text/event-stream" }, json: { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name, arguments: args } } });

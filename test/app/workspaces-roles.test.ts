@@ -10,7 +10,7 @@ import { LINK_TOOLS } from "../../control/mcp/tools.ts";
 import { ROLES, type Role } from "../../shared/enums.ts";
 import { jsonOf, problemOf, startControlPlane, type InProcessControlPlane } from "../helpers/in-process.ts";
 import { fixturesFor, requestOf, SCOPED_ROUTES, type Fixtures, type ScopedRoute } from "./scoped-routes.ts";
-import { team, type Team } from "./workspaces-helpers.ts";
+import { MCP_ARGS, mcpCall, team, type Team } from "./workspaces-helpers.ts";
 
 /** Routes whose role is more than their scope's least role: what only admins (or owners) manage. */
 const ROUTE_ROLES: Record<string, Role> = {
@@ -72,25 +72,13 @@ describe("every REST route, every role", () => {
 });
 
 describe("every MCP tool, every role", () => {
-  const args: Record<string, (slug: string) => Record<string, unknown>> = {
-    create_link: () => ({ url: "https://example.com/mcp" }),
-    bulk_create_links: () => ({ links: [{ url: "https://example.com/mcp-bulk" }] }),
-    list_links: () => ({}),
-    get_link: (slug) => ({ slug }),
-    update_link: (slug) => ({ slug, folder: "mcp" }),
-    delete_link: (slug) => ({ slug }),
-    get_link_stats: (slug) => ({ slug }),
-    set_targeting_rules: (slug) => ({ slug, rules: [] }),
-    set_ab_test: (slug) => ({ slug, abUrls: [] }),
-    set_link_preview: (slug) => ({ slug, serveOg: false }),
-  };
-  test("the table has every tool", () => expect(LINK_TOOLS.map((tool) => tool.name).sort()).toEqual(Object.keys(args).sort()));
+
+  test("the table has every tool", () => expect(LINK_TOOLS.map((tool) => tool.name).sort()).toEqual(Object.keys(MCP_ARGS).sort()));
   for (const tool of LINK_TOOLS) {
     const least = leastRoleFor(tool.scope);
     test(`${tool.name}: ${least} and up`, async () => {
       for (const role of ROLES) {
-        const body = { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: tool.name, arguments: args[tool.name]!(await fx.link()) } };
-        const res = await cp.request("POST", "/mcp", { key: keys[role], json: body, headers: { accept: "application/json, text/event-stream" } });
+        const res = await mcpCall(cp, keys[role], tool.name, MCP_ARGS[tool.name]!(await fx.link()));
         if (!roleAtLeast(role, least)) await expectRoleRefusal(res, least, role);
         else {
           const { result } = await jsonOf(res);
