@@ -100,6 +100,17 @@ export async function appendAudit(deps: Deps, entries: AuditEntry[]): Promise<vo
   }
 }
 
+/**
+ * Records a dashboard sign-in or sign-out in every workspace the account belongs to (each team sees who came in),
+ * or in its personal workspace when it belongs to none; never throws.
+ */
+export async function auditSession(deps: Deps, accountId: string, action: "session.signed_in" | "session.signed_out", detail: Record<string, unknown> = {}): Promise<void> {
+  const workspaces = await deps.store.listMemberships(accountId).then((ms) => ms.map((m) => m.workspace.id), () => []);
+  const at = deps.now();
+  const ids = workspaces.length > 0 ? workspaces : [accountId];
+  await appendAudit(deps, ids.map((workspaceId) => auditEntry({ workspaceId, accountId }, action, null, detail, at, newId())));
+}
+
 /** Records that `actor` did `action` to `target`; never throws (see appendAudit). */
 export function recordAudit(
   deps: Deps, actor: AuditActor, action: AuditAction, target: AuditTarget | null, detail: Record<string, unknown> = {},

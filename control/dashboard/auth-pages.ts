@@ -7,6 +7,7 @@ import { AppError } from "../../shared/errors.ts";
 import { addressBucket } from "../../shared/net/ip.ts";
 import { createAccount, verifyCredentials } from "../accounts/service.ts";
 import { endSession, startSession } from "../accounts/sessions.ts";
+import { auditSession } from "../audit/service.ts";
 import { clientIp } from "../http/client-ip.ts";
 import { field, htmlResponse, redirect, safeNext } from "./http.ts";
 import { errorSummary, fieldProblems, invalidAttrs, type FieldRefs, type FormProblem } from "./form-errors.ts";
@@ -89,6 +90,7 @@ export async function signIn({ ctx, form }: FormCtx<RequestCtx>): Promise<Respon
   // A fresh token on every sign-in (no session fixation); the previous session of this browser ends.
   await endSession(ctx.deps, ctx.cookies.get(SESSION_COOKIE)).catch(() => {});
   const { token } = await startSession(ctx.deps, account.id);
+  await auditSession(ctx.deps, account.id, "session.signed_in");
   return redirect(safeNext(next), [sessionCookie(ctx, token)]);
 }
 
@@ -113,6 +115,7 @@ export async function signUp({ ctx, form }: FormCtx<RequestCtx>): Promise<Respon
   try {
     const account = await createAccount(ctx.deps, email, field(form, "password"));
     const { token } = await startSession(ctx.deps, account.id);
+    await auditSession(ctx.deps, account.id, "session.signed_in", { signedUp: true });
     // Sent here from a page that needs an account (an application's consent page): back there.
     return redirect(field(form, "next") ? safeNext(field(form, "next")) : "/dashboard/links?flash=welcome", [sessionCookie(ctx, token)]);
   } catch (e) {
@@ -124,5 +127,6 @@ export async function signUp({ ctx, form }: FormCtx<RequestCtx>): Promise<Respon
 
 export async function signOut({ ctx }: FormCtx<SignedInCtx>): Promise<Response> {
   await endSession(ctx.deps, ctx.cookies.get(SESSION_COOKIE));
+  await auditSession(ctx.deps, ctx.account.id, "session.signed_out");
   return redirect("/dashboard/signin?flash=signed-out", [clearSessionCookie(ctx)]);
 }

@@ -12,6 +12,7 @@ import { resolveClient, type OAuthClient } from "./clients.ts";
 import { OAuthError, type OAuthErrorCode } from "./errors.ts";
 import { pointsAtUs, redirectUriMatches, redirectWith } from "./redirect-uris.ts";
 import { CODE_TTL_MS, hashOf, isS256Challenge, newAuthorizationCode } from "./tokens.ts";
+import { recordAudit } from "../audit/service.ts";
 
 /** The parameters an authorization request carries, as the consent form passes them on. */
 export const AUTHORIZE_PARAMS = ["response_type", "client_id", "redirect_uri", "state", "scope", "code_challenge", "code_challenge_method", "resource"] as const;
@@ -137,9 +138,13 @@ export const withEarlier = (r: AuthorizationRequest, earlier: Scope[]): Authoriz
 export async function approve(deps: Deps, accountId: string, r: AuthorizationRequest, workspaceId = accountId): Promise<string> {
   const code = newAuthorizationCode();
   const now = deps.now();
+  const grantId = newId();
   await deps.store.createAuthorizationCode({
     codeHash: hashOf(code), clientId: r.client.id, clientName: r.client.name, accountId, workspaceId, redirectUri: r.redirectUri,
-    codeChallenge: r.codeChallenge, scopes: r.scopes, resource: r.resource, grantId: newId(), createdAt: now, expiresAt: now + CODE_TTL_MS, usedAt: null,
+    codeChallenge: r.codeChallenge, scopes: r.scopes, resource: r.resource, grantId, createdAt: now, expiresAt: now + CODE_TTL_MS, usedAt: null,
+  });
+  await recordAudit(deps, { workspaceId, accountId }, "oauth.connected", { type: "oauth_grant", id: grantId }, {
+    client: r.client.name, clientId: r.client.id, scopes: r.scopes, resource: r.resource,
   });
   return redirectWith(r.redirectUri, { code, state: r.state, iss: deps.config.baseUrl });
 }

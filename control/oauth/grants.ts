@@ -12,6 +12,7 @@ import type { OAuthGrantRecord } from "../../shared/ports/oauth.ts";
 import type { Deps } from "../deps.ts";
 import { grantedScopes, resourceKindOf } from "./authorize.ts";
 import { OAuthError } from "./errors.ts";
+import { recordAudit } from "../audit/service.ts";
 import {
   ACCESS_TOKEN_TTL_MS, hashOf, newAccessToken, newRefreshToken, pkceMatches, REFRESH_TOKEN_TTL_MS,
 } from "./tokens.ts";
@@ -57,8 +58,13 @@ export function onGrantRevoked(deps: Deps, listener: (grantId: string) => void):
 
 /** Revokes a grant (of that account, when given) and tells every process; the grant, or null when unknown or not theirs. */
 export async function revokeGrant(deps: Deps, grantId: string, accountId?: string): Promise<OAuthGrantRecord | null> {
-  const grant = await deps.store.revokeOAuthGrant(grantId, deps.now(), accountId);
+  const at = deps.now();
+  const grant = await deps.store.revokeOAuthGrant(grantId, at, accountId);
   if (!grant) return null;
+  // By the person in the dashboard, or else through the grant: the application itself (RFC 7009), or a replay of its
+  // token. A grant revoked before keeps its first revocation time, and its one entry.
+  const by = accountId === undefined ? { accountId: grant.accountId, grantId } : { accountId };
+  if (grant.revokedAt === at) await recordAudit(deps, { workspaceId: grant.workspaceId, ...by }, "oauth.disconnected", { type: "oauth_grant", id: grantId }, { client: grant.clientName, clientId: grant.clientId });
   for (const l of localListeners.get(deps) ?? []) l(grantId);
   await deps.hot.publish(GRANT_REVOKED_CHANNEL, grantId).catch(() => {});
   return grant;

@@ -13,6 +13,7 @@ import { requireRole } from "../auth/roles.ts";
 import type { Caller, Deps } from "../deps.ts";
 import { forgetSubscribers, sendingAgain, wakeWorkers } from "./events.ts";
 import { eventWebhookSettings } from "./settings.ts";
+import { recordAudit } from "../audit/service.ts";
 
 /** Endpoints one account may have. */
 export const MAX_ENDPOINTS = 20;
@@ -119,6 +120,7 @@ export async function createEndpoint(deps: Deps, caller: Caller, raw: unknown): 
   };
   await deps.store.createWebhookEndpoint(endpoint);
   forgetSubscribers();
+  await recordAudit(deps, caller, "webhook.created", { type: "webhook", id: endpoint.id }, { url: endpoint.url, events: endpoint.events });
   return { ...endpointView(endpoint), secret: endpoint.secret };
 }
 
@@ -157,6 +159,7 @@ export async function deleteEndpoint(deps: Deps, caller: Caller, id: string): Pr
     throw new AppError("not_found", `No webhook endpoint "${String(id).slice(0, 100)}"`);
   }
   forgetSubscribers();
+  await recordAudit(deps, caller, "webhook.deleted", { type: "webhook", id });
 }
 
 export interface DeliveriesQuery {

@@ -9,14 +9,16 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { auditWrites } from "../../control/audit/service.ts";
 import type { ListedAuditEntry } from "../../shared/ports.ts";
 import { Metrics } from "../../shared/observability/metrics.ts";
-import { BASE_URL, jsonOf, startControlPlane, type InProcessControlPlane, type TestKey } from "../helpers/in-process.ts";
+import { BASE_URL, jsonOf, passwordOf, startControlPlane, type InProcessControlPlane, type TestKey } from "../helpers/in-process.ts";
 import { importToEnd } from "./imports-helpers.ts";
+import { signedInVisitor } from "../helpers/dashboard-visitor.ts";
+import { OAuthTestClient } from "../helpers/oauth-client.ts";
 
 let cp: InProcessControlPlane;
 let owner: TestKey;
 
 beforeAll(async () => {
-  cp = await startControlPlane({ env: { RATE_LIMIT_PER_MINUTE: "100000" } });
+  cp = await startControlPlane({ env: { RATE_LIMIT_PER_MINUTE: "100000", WEBHOOK_ALLOW_PRIVATE: "true" } });
   owner = await cp.createKey("audit-recording@example.com");
 });
 afterAll(async () => {
@@ -105,6 +107,85 @@ describe("links", () => {
     expect(entries.map((e) => [e.action, e.targetType, e.targetId, e.detail.status, e.detail.created, e.actorKeyId])).toEqual([
       ["import.finished", "import", jobId, "done", 2, owner.caller.keyId],
     ]);
+  });
+});
+
+describe("domains, webhooks, sessions and OAuth connections", () => {
+  test("a domain added, changed, verified and deleted", async () => {
+    const hostname = `audit-${crypto.randomUUID().slice(0, 8)}.example.com`;
+    let d: { id: string; challenge: { value: string } } = { id: "", challenge: { value: "" } };
+    const added = await recorded(async () => (d = await call("POST", "/api/v1/domains", { hostname }, 201)));
+    expect(added.map((e) => [e.action, e.targetType, e.targetId, e.detail, e.actorKeyId])).toEqual([
+      ["domain.created", "domain", d.id, { hostname, method: "dns" }, owner.caller.keyId],
+    ]);
+    const changed = await recorded(() => call("PATCH", `/api/v1/domains/${d.id}`, { rootRedirect: "https://example.com/home" }));
+    expect(changed.map((e) => [e.action, e.detail])).toEqual([["domain.updated", { hostname, fields: ["rootRedirect"] }]]);
+    // A failed check records nothing; the first passing one records the verification, a second one nothing more.
+    cp.deps.domainChecks = { resolveTxt: async () => [] };
+    expect(await recorded(() => call("POST", `/api/v1/domains/${d.id}/verify`))).toEqual([]);
+    cp.deps.domainChecks = { resolveTxt: async () => [[d.challenge.value]] };
+    const verified = await recorded(async () => {
+      expect((await call("POST", `/api/v1/domains/${d.id}/verify`)).state).toBe("verified");
+      await call("POST", `/api/v1/domains/${d.id}/verify`);
+    });
+    expect(verified.map((e) => [e.action, e.detail])).toEqual([["domain.verified", { hostname, method: "dns" }]]);
+    const deleted = await recorded(() => call("DELETE", `/api/v1/domains/${d.id}`, undefined, 204));
+    expect(deleted.map((e) => [e.action, e.detail])).toEqual([["domain.deleted", { hostname, links: 0, linksDeleted: false }]]);
+  });
+
+  test("a webhook endpoint created and deleted; its secret is not in the entry", async () => {
+    let endpoint: { id: string; secret: string } = { id: "", secret: "" };
+    const entries = await recorded(async () => {
+      endpoint = await call("POST", "/api/v1/webhooks", { url: "http://127.0.0.1:9/hook", events: ["link.created"] }, 201);
+      await call("DELETE", `/api/v1/webhooks/${endpoint.id}`, undefined, 204);
+    });
+    expect(entries.map((e) => [e.action, e.targetId, e.detail])).toEqual([
+      ["webhook.created", endpoint.id, { url: "http://127.0.0.1:9/hook", events: ["link.created"] }],
+      ["webhook.deleted", endpoint.id, {}],
+    ]);
+    expect(JSON.stringify(entries)).not.toContain(endpoint.secret);
+  });
+
+  test("dashboard sign-in and sign-out, by the person with no key", async () => {
+    const email = "audit-session@example.com";
+    const account = await cp.account(email);
+    const entries = await recorded(async () => {
+      const v = await signedInVisitor(cp, BASE_URL, email, passwordOf(email));
+      expect((await v.submit("/dashboard/links", "/dashboard/signout", {})).status).toBe(303);
+    }, account.id);
+    expect(entries.map((e) => [e.action, e.actorAccountId, e.actorKeyId, e.actorEmail])).toEqual([
+      ["session.signed_in", account.id, null, email],
+      ["session.signed_out", account.id, null, email],
+    ]);
+  });
+
+  test("an OAuth application connected, acting through its grant, and disconnected", async () => {
+    const oauth = new OAuthTestClient(BASE_URL, cp.handle);
+    const email = "audit-oauth@example.com";
+    const account = await cp.account(email);
+    const v = oauth.visitor();
+    await oauth.signIn(v, email, passwordOf(email));
+    let token = "";
+    const connected = await recorded(async () => {
+      const c = await oauth.connect(v, { resource: `${BASE_URL}/api/v1` });
+      token = c.tokens.access_token;
+    }, account.id);
+    const grantId = connected[0]?.targetId;
+    expect(connected.map((e) => [e.action, e.targetType, e.actorAccountId, e.detail.scopes])).toEqual([
+      ["oauth.connected", "oauth_grant", account.id, ["links:read", "links:write"]],
+    ]);
+    const created = await recorded(async () => {
+      const res = await cp.request("POST", "/api/v1/links", { headers: { authorization: `Bearer ${token}` }, json: { url: "https://example.com/oauth" } });
+      expect(res.status).toBe(201);
+    }, account.id);
+    expect(created.map((e) => [e.action, e.actorAccountId, e.actorKeyId, e.actorGrantId])).toEqual([["link.created", account.id, null, grantId]]);
+    const revoked = await recorded(async () => {
+      expect((await oauth.form("/oauth/revoke", { token, client_id: connected[0]!.detail.clientId as string })).status).toBe(200);
+      // Revoked again later: the grant keeps its first revocation, and its one entry.
+      cp.clock.advance(1);
+      expect((await oauth.form("/oauth/revoke", { token, client_id: connected[0]!.detail.clientId as string })).status).toBe(200);
+    }, account.id);
+    expect(revoked.map((e) => [e.action, e.targetId, e.actorAccountId, e.actorGrantId])).toEqual([["oauth.disconnected", grantId, account.id, grantId]]);
   });
 });
 
