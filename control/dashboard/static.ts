@@ -28,6 +28,7 @@ header.top .ws-name{overflow:hidden;text-overflow:ellipsis;white-space:nowrap;fo
 .ws-menu button:hover,.ws-menu a:hover{background:var(--bg)}.ws-menu button[aria-current=true]{font-weight:700}.ws-menu button[aria-current=true]::before{content:"✓ "}
 .ws-menu .ws-item{overflow:hidden;text-overflow:ellipsis;white-space:nowrap;flex:1}
 header.top .ws-menu a{display:block;color:var(--accent);padding:.35rem .6rem;border-radius:6px}
+table+.card{margin-top:1rem}
 main{max-width:72rem;margin:0 auto;padding:1.25rem 1rem 3rem}
 main.narrow{max-width:26rem;padding-top:8vh}
 h1{font-size:1.5rem;margin:0 0 1rem}h2{font-size:1.15rem;margin:1.5rem 0 .75rem}
