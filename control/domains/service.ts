@@ -15,8 +15,8 @@ import { DOMAINS_CHANGED_CHANNEL, type LinkDisposal } from "../../shared/ports.t
 import { schemaErrors } from "../../shared/validation.ts";
 import { requireRole } from "../auth/roles.ts";
 import type { Caller, Deps } from "../deps.ts";
+import { servedAddressErrors } from "../links/destinations.ts";
 import { checkDomain } from "./checks.ts";
-import { recordAudit } from "../audit/service.ts";
 
 /** Domains one account may have. */
 export const MAX_DOMAINS = 50;
@@ -50,6 +50,16 @@ function redirectsOf(deps: Deps, body: Record<string, unknown>, errors: FieldErr
     }
   }
   return out;
+}
+
+/**
+ * Refuses (invalid_input) redirects to a verified custom domain or to the domain itself (verified later, it would
+ * send its visitors round in a loop), as link destinations are refused (links/destinations.ts).
+ */
+async function refuseServedRedirects(deps: Deps, redirects: Partial<Redirects>, self: string): Promise<void> {
+  const addresses = Object.entries(redirects).flatMap(([name, url]) => (url ? [{ path: `/${name}`, url }] : []));
+  const errors = await servedAddressErrors(deps, addresses, undefined, self);
+  if (errors.length) throw invalidInput(errors);
 }
 
 function objectOf(raw: unknown): Record<string, unknown> {
@@ -98,6 +108,7 @@ export async function createDomain(deps: Deps, caller: Caller, raw: unknown): Pr
   }
   const redirects = redirectsOf(deps, body, errors);
   if (errors.length) throw invalidInput(errors);
+  await refuseServedRedirects(deps, redirects, hostname!);
   if ((await deps.store.listDomains(caller.workspaceId)).length >= MAX_DOMAINS) {
     throw invalidInput([{ path: "/", message: `an account can have at most ${MAX_DOMAINS} domains` }], `An account can have at most ${MAX_DOMAINS} domains; delete one first`);
   }
@@ -108,7 +119,6 @@ export async function createDomain(deps: Deps, caller: Caller, raw: unknown): Pr
     rootRedirect: redirects.rootRedirect ?? null, notFoundRedirect: redirects.notFoundRedirect ?? null, createdAt: now, updatedAt: now,
   };
   if (!(await deps.store.createDomain(d))) throw new AppError("domain_taken", `${d.hostname} has already been added`);
-  await recordAudit(deps, caller, "domain.created", { type: "domain", id: d.id }, { hostname: d.hostname, method: d.method });
   return toDomainObject(d);
 }
 
@@ -128,11 +138,12 @@ export async function updateDomain(deps: Deps, caller: Caller, id: string, raw: 
   const redirects = redirectsOf(deps, body, errors);
   if (errors.length) throw invalidInput(errors);
   const method = body.method as DomainRecord["method"] | undefined;
-  const next = await changeDomain(deps, caller, await ownDomain(deps, caller, id), (d, now) => ({
+  const current = await ownDomain(deps, caller, id);
+  await refuseServedRedirects(deps, redirects, current.hostname);
+  const next = await changeDomain(deps, caller, current, (d, now) => ({
     ...d, ...redirects, updatedAt: now, ...(method !== undefined && method !== d.method ? { method, state: "pending" as const, verifiedAt: null } : {}),
   }));
   await published(deps);
-  await recordAudit(deps, caller, "domain.updated", { type: "domain", id: next.id }, { hostname: next.hostname, fields: Object.keys(body).sort() });
   return toDomainObject(next);
 }
 
@@ -150,9 +161,6 @@ export async function verifyDomain(deps: Deps, caller: Caller, id: string): Prom
     state: check.ok ? "verified" : "pending", verifiedAt: check.ok ? (current.state === "verified" ? current.verifiedAt : now) : null,
   }));
   if (next.state !== d.state) await published(deps);
-  if (next.state === "verified" && d.state !== "verified") {
-    await recordAudit(deps, caller, "domain.verified", { type: "domain", id: d.id }, { hostname: d.hostname, method: next.method });
-  }
   return toDomainObject(next);
 }
 
@@ -189,8 +197,6 @@ export async function deleteDomain(deps: Deps, caller: Caller, id: string, q: De
   }
   if (!r.ok) throw new AppError("domain_slug_conflict", `${r.count} of the slugs on ${d.hostname} are taken on the target domain; nothing was changed`);
   await published(deps);
-  const links = disposal.kind === "move" ? { linksMovedTo: disposal.toDomain } : { linksDeleted: disposal.kind === "delete" };
-  await recordAudit(deps, caller, "domain.deleted", { type: "domain", id: d.id }, { hostname: d.hostname, links: r.links.length, ...links });
   // Redirectors drop their copies at the old keys (and forget "unknown" at the new ones); counters of deleted links go.
   for (const l of r.links) {
     await deps.hot.invalidateLink(linkKey(d.hostname, l.slug)).catch(() => {});

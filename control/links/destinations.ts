@@ -1,6 +1,7 @@
 /**
- * A verified custom domain, anyone's, is never a link's destination (issue #24): the redirector serves it, so the
- * visitor would come back to a short address, the link's own perhaps, and loop. The base host and OWN_HOSTS are
+ * A verified custom domain, anyone's, is never a link's destination, nor where a domain's root or unknown slugs
+ * send visitors (issue #24): the redirector serves it, so the visitor would come back to a short address, the
+ * link's own perhaps, and loop. The base host and OWN_HOSTS are
  * refused by the input rules (link-input.ts checkAddress), from configuration; custom domains change at run time,
  * so they are read from the store when a link is created or changed (never on the redirect path): one indexed
  * lookup per distinct destination host in a call, a bulk's 500 rows to one host asking once.
@@ -35,16 +36,26 @@ function isServed(deps: Deps, hostname: string, memo: ServedHostMemo): Promise<b
   return served;
 }
 
-/** The destinations of these changes that are on a verified custom domain, as field errors. */
-export async function servedDomainErrors(deps: Deps, changes: LinkChanges, op: "create" | "update", memo: ServedHostMemo = new Map()): Promise<FieldError[]> {
+/**
+ * The addresses on a verified custom domain (or on `self`, a domain whose own redirects these are, verified or not
+ * yet), as field errors at their paths.
+ */
+export async function servedAddressErrors(
+  deps: Deps, addresses: readonly { path: string; url: string }[], memo: ServedHostMemo = new Map(), self?: string,
+): Promise<FieldError[]> {
   const errors: FieldError[] = [];
-  for (const { path, url } of destinationsOf(changes, op)) {
+  for (const { path, url } of addresses) {
     const host = domainNameOf(url);
-    if (host !== null && (await isServed(deps, host, memo))) {
+    if (host !== null && (host === self || (await isServed(deps, host, memo)))) {
       errors.push({ path, message: `must not point to ${host}, a custom domain this service serves (the redirect would loop)` });
     }
   }
   return errors;
+}
+
+/** The destinations of these changes that are on a verified custom domain, as field errors. */
+export function servedDomainErrors(deps: Deps, changes: LinkChanges, op: "create" | "update", memo: ServedHostMemo = new Map()): Promise<FieldError[]> {
+  return servedAddressErrors(deps, destinationsOf(changes, op), memo);
 }
 
 /** Throws invalid_input naming each destination on a verified custom domain. */

@@ -100,6 +100,17 @@ describe("a verified custom domain as a destination", () => {
     expect((await jsonOf(await cp.request("GET", `/api/v1/links/${slug}`, { key: owner.key }))).target).toBe("https://example.com/dest");
   });
 
+  test("a domain's root and not-found redirects are refused the same way, and so is the domain itself", async () => {
+    const host = `${fresh("red")}.acme.example`;
+    const add = (json: Record<string, unknown>) => cp.request("POST", "/api/v1/domains", { key: owner.key, json: { hostname: host, ...json } });
+    expect(await refusal(await add({ rootRedirect: `https://${GO}/`, notFoundRedirect: `https://${host.toUpperCase()}./missing` })))
+      .toEqual([{ path: "/rootRedirect", message: loops(GO) }, { path: "/notFoundRedirect", message: loops(host) }]);
+    const d = await jsonOf(await add({ rootRedirect: "https://example.com/home" }));
+    expect(d.rootRedirect).toBe("https://example.com/home");
+    expect(await refusal(await cp.request("PATCH", `/api/v1/domains/${d.id}`, { key: owner.key, json: { notFoundRedirect: `https://${THEIRS}/x` } })))
+      .toEqual([{ path: "/notFoundRedirect", message: loops(THEIRS) }]);
+  });
+
   test("a domain verified a moment ago is refused at once (the store is read, not a copy)", async () => {
     const host = `${fresh("new")}.acme.example`;
     await create({ url: `https://${host}/x` });
