@@ -17,6 +17,7 @@ import { requireRole } from "../auth/roles.ts";
 import type { Caller, Deps } from "../deps.ts";
 import { servedAddressErrors } from "../links/destinations.ts";
 import { checkDomain } from "./checks.ts";
+import { recordAudit } from "../audit/service.ts";
 
 /** Domains one account may have. */
 export const MAX_DOMAINS = 50;
@@ -119,6 +120,7 @@ export async function createDomain(deps: Deps, caller: Caller, raw: unknown): Pr
     rootRedirect: redirects.rootRedirect ?? null, notFoundRedirect: redirects.notFoundRedirect ?? null, createdAt: now, updatedAt: now,
   };
   if (!(await deps.store.createDomain(d))) throw new AppError("domain_taken", `${d.hostname} has already been added`);
+  await recordAudit(deps, caller, "domain.created", { type: "domain", id: d.id }, { hostname: d.hostname, method: d.method });
   return toDomainObject(d);
 }
 
@@ -144,6 +146,7 @@ export async function updateDomain(deps: Deps, caller: Caller, id: string, raw: 
     ...d, ...redirects, updatedAt: now, ...(method !== undefined && method !== d.method ? { method, state: "pending" as const, verifiedAt: null } : {}),
   }));
   await published(deps);
+  await recordAudit(deps, caller, "domain.updated", { type: "domain", id: next.id }, { hostname: next.hostname, fields: Object.keys(body).sort() });
   return toDomainObject(next);
 }
 
@@ -161,6 +164,9 @@ export async function verifyDomain(deps: Deps, caller: Caller, id: string): Prom
     state: check.ok ? "verified" : "pending", verifiedAt: check.ok ? (current.state === "verified" ? current.verifiedAt : now) : null,
   }));
   if (next.state !== d.state) await published(deps);
+  if (next.state === "verified" && d.state !== "verified") {
+    await recordAudit(deps, caller, "domain.verified", { type: "domain", id: d.id }, { hostname: d.hostname, method: next.method });
+  }
   return toDomainObject(next);
 }
 
@@ -197,6 +203,8 @@ export async function deleteDomain(deps: Deps, caller: Caller, id: string, q: De
   }
   if (!r.ok) throw new AppError("domain_slug_conflict", `${r.count} of the slugs on ${d.hostname} are taken on the target domain; nothing was changed`);
   await published(deps);
+  const links = disposal.kind === "move" ? { linksMovedTo: disposal.toDomain } : { linksDeleted: disposal.kind === "delete" };
+  await recordAudit(deps, caller, "domain.deleted", { type: "domain", id: d.id }, { hostname: d.hostname, links: r.links.length, ...links });
   // Redirectors drop their copies at the old keys (and forget "unknown" at the new ones); counters of deleted links go.
   for (const l of r.links) {
     await deps.hot.invalidateLink(linkKey(d.hostname, l.slug)).catch(() => {});
