@@ -266,7 +266,8 @@ export async function listInvitations(deps: Deps, caller: Caller): Promise<{ inv
 /** Revokes a pending invitation (admins and owners); its link stops working. */
 export async function revokeInvitation(deps: Deps, caller: Caller, id: unknown): Promise<void> {
   requireRole(caller, "admin", "Revoking an invitation");
-  const ok = typeof id === "string" && id.length <= 100 && (await deps.store.revokeInvitation(caller.workspaceId, id, deps.now()));
-  if (!ok) throw new AppError("not_found", `No pending invitation "${String(id).slice(0, 100)}" in this workspace`);
+  const now = deps.now();
+  const pending = typeof id === "string" && (await deps.store.listInvitations(caller.workspaceId)).some((i) => i.id === id && invitationState(i, now) === "pending");
+  if (!pending || !(await deps.store.revokeInvitation(caller.workspaceId, id, now))) throw new AppError("not_found", `No pending invitation "${String(id).slice(0, 100)}" in this workspace`);
   await recordAudit(deps, caller, "invitation.revoked", { type: "invitation", id });
 }
