@@ -61,7 +61,7 @@ async function main(): Promise<number> {
     const c = await exportTo(store, description, values.out);
     console.log(
       `Exported ${c.account} accounts, ${c.apiKey} API keys, ${c.link} links, ${c.cell} click cells, ${c.webhookEndpoint} webhook endpoints,` +
-        ` ${c.webhookDelivery} webhook deliveries and ${c.domain} domains from ${description} to ${values.out}`,
+        ` ${c.webhookDelivery} webhook deliveries, ${c.domain} domains, ${c.workspace} workspaces and ${c.member} memberships from ${description} to ${values.out}`,
     );
     return 0;
   } finally {

@@ -3,19 +3,23 @@
  *
  *   {"type":"header","format":"clink-export","version":1,"exportedAt":"…","source":"SQLite at …"}
  *   {"type":"account","data":{…}}        accounts, then
+ *   {"type":"workspace","data":{…}}      workspaces (a personal one's id is its account's, ADR 0011), then
+ *   {"type":"member","data":{…}}         their members with their roles, then
  *   {"type":"apiKey","data":{…}}         API keys (SHA-256 hashes only, never a key), then
  *   {"type":"link","data":{…}}           links (every declared field, shared/link-fields.ts, hits included), then
  *   {"type":"cell","data":{…}}           rollup cells (link, UTC hour, dimensions by name, bot, clicks, visitors), then
  *   {"type":"webhookEndpoint","data":{…}} event webhook endpoints, their signing secrets included, then
  *   {"type":"webhookDelivery","data":{…}} their deliveries: the outbox (pending) and the log (delivered, failed), then
  *   {"type":"domain","data":{…}}         custom domains (shared/domain.ts), their state and token included
- *   {"type":"end","counts":{"account":n,"apiKey":n,"link":n,"cell":n,"webhookEndpoint":n,"webhookDelivery":n,"domain":n}}
+ *   {"type":"end","counts":{"account":n,"workspace":n,"member":n,"apiKey":n,"link":n,"cell":n,"webhookEndpoint":n,"webhookDelivery":n,"domain":n}}
  *
  * The closing line lets import tell a complete file from a truncated one. Raw clicks, settled totals and
  * sessions are not exported: statistics read cells (settleDays makes the settled totals again from them), the
  * raw log is only kept for a while anyway, and signing in again is cheap. Files of earlier versions hold
  * "rollup" records (four dimensions) instead of cells; they still import, as cells. Files written before event
- * webhooks hold no endpoints or deliveries, those before custom domains no domains (their end record counts none).
+ * webhooks hold no endpoints or deliveries, those before custom domains no domains (their end record counts none), those
+ * before workspaces no workspaces or members: importing an account makes its personal workspace, which holds what
+ * the account held.
  */
 import { Type as T, type Static, type TSchema } from "@sinclair/typebox";
 import { createReadStream } from "node:fs";
@@ -23,6 +27,7 @@ import { createInterface } from "node:readline";
 import { linkFieldEntries, LinkRecordSchema } from "../../shared/link-fields.ts";
 import { schemaErrors } from "../../shared/validation.ts";
 import { DomainRecord } from "../../shared/domain.ts";
+import { Role } from "../../shared/enums.ts";
 import { DELIVERY_STATUSES, WEBHOOK_EVENT_TYPES, type ExportRecord, type ExportRecordType } from "../../shared/ports.ts";
 
 /** A link record of a file written before a field existed gets that field's initial value. */
@@ -43,8 +48,12 @@ const NullableMillis = T.Union([Millis, T.Null()]);
 
 const Account = T.Object({ id: Id, email: T.String({ minLength: 3, maxLength: 320 }), passwordHash: T.String(), createdAt: Millis });
 
+const Workspace = T.Object({ id: Id, name: T.String({ minLength: 1, maxLength: 200 }), personalOf: T.Union([Id, T.Null()]), createdAt: Millis });
+const Member = T.Object({ workspaceId: Id, accountId: Id, role: Role, createdAt: Millis });
+
+/** `createdBy`: files written before workspaces have none (the key's account made it). */
 const ApiKey = T.Object({
-  id: Id, accountId: Id, name: T.String(), keyHash: T.String({ minLength: 1 }), prefix: T.String(),
+  id: Id, accountId: Id, createdBy: T.Optional(Id), name: T.String(), keyHash: T.String({ minLength: 1 }), prefix: T.String(),
   createdAt: Millis, lastUsedAt: NullableMillis, revokedAt: NullableMillis,
 });
 
@@ -71,7 +80,7 @@ const WebhookDelivery = T.Object({
 
 /** Files of earlier versions count rollups and no cells, or no webhook records; these count all (rollups 0). */
 const Counts = T.Object({
-  account: Millis, apiKey: Millis, link: Millis, cell: T.Optional(Millis), rollup: T.Optional(Millis),
+  account: Millis, workspace: T.Optional(Millis), member: T.Optional(Millis), apiKey: Millis, link: Millis, cell: T.Optional(Millis), rollup: T.Optional(Millis),
   webhookEndpoint: T.Optional(Millis), webhookDelivery: T.Optional(Millis), domain: T.Optional(Millis),
 });
 
@@ -91,6 +100,8 @@ export type ExportCounts = Required<Static<typeof Counts>>;
  */
 const RECORD_SCHEMAS: Record<ExportRecordType, TSchema> = {
   account: Account,
+  workspace: Workspace,
+  member: Member,
   apiKey: ApiKey,
   link: LinkRecordSchema,
   cell: Cell,
@@ -102,7 +113,7 @@ const RECORD_SCHEMAS: Record<ExportRecordType, TSchema> = {
 
 const valid = <S extends TSchema>(schema: S, v: unknown): v is Static<S> => schemaErrors(schema, v).length === 0;
 
-export const emptyCounts = (): ExportCounts => ({ account: 0, apiKey: 0, link: 0, cell: 0, rollup: 0, webhookEndpoint: 0, webhookDelivery: 0, domain: 0 });
+export const emptyCounts = (): ExportCounts => ({ account: 0, workspace: 0, member: 0, apiKey: 0, link: 0, cell: 0, rollup: 0, webhookEndpoint: 0, webhookDelivery: 0, domain: 0 });
 
 export function headerLine(source: string, exportedAt: Date): string {
   const header: ExportHeader = { type: "header", format: EXPORT_FORMAT, version: EXPORT_VERSION, exportedAt: exportedAt.toISOString(), source };

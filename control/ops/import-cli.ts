@@ -88,9 +88,11 @@ async function main(): Promise<number> {
     const { inserted: i, skipped: s } = await importFrom(store, path);
     console.log(
       `Imported into ${description}: ${i.account} accounts, ${i.apiKey} API keys, ${i.link} links, ${i.cell} click cells,` +
-        ` ${i.webhookEndpoint} webhook endpoints, ${i.webhookDelivery} webhook deliveries, ${i.domain} domains` +
+        ` ${i.webhookEndpoint} webhook endpoints, ${i.webhookDelivery} webhook deliveries, ${i.domain} domains,` +
+        ` ${i.workspace} workspaces, ${i.member} memberships` +
         ` (already present or without owner, skipped: ${s.account} accounts, ${s.apiKey} API keys, ${s.link} links, ${s.cell} click cells,` +
-        ` ${s.webhookEndpoint} webhook endpoints, ${s.webhookDelivery} webhook deliveries, ${s.domain} domains)`,
+        ` ${s.webhookEndpoint} webhook endpoints, ${s.webhookDelivery} webhook deliveries, ${s.domain} domains,` +
+        ` ${s.workspace} workspaces, ${s.member} memberships; a personal workspace comes with its account)`,
     );
     return 0;
   } finally {

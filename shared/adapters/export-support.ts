@@ -9,12 +9,15 @@ import type {
 import type { LinkRecord } from "../link.ts";
 import type { DomainRecord } from "../domain.ts";
 import type { CellSum } from "./click-log.ts";
+import type { MemberRecord, WorkspaceRecord } from "../ports/workspaces.ts";
 
 /** Rows fetched per round trip while exporting. */
 export const EXPORT_PAGE = 500;
 
 export interface SplitBatch {
   accounts: Account[];
+  workspaces: WorkspaceRecord[];
+  members: MemberRecord[];
   apiKeys: ApiKeyRecord[];
   links: LinkRecord[];
   /** Cell records and old files' rollups, as the cells they write. */
@@ -40,11 +43,17 @@ function recordCell(r: ClickCellRecord): CellSum {
 
 /** Groups a batch by type, keeping input order within each type (owners are written first). */
 export function splitBatch(batch: ExportRecord[]): SplitBatch {
-  const out: SplitBatch = { accounts: [], apiKeys: [], links: [], cells: [], webhookEndpoints: [], webhookDeliveries: [], domains: [] };
+  const out: SplitBatch = { accounts: [], workspaces: [], members: [], apiKeys: [], links: [], cells: [], webhookEndpoints: [], webhookDeliveries: [], domains: [] };
   for (const r of batch) {
     switch (r.type) {
       case "account":
         out.accounts.push({ ...r.data, email: r.data.email.toLowerCase() });
+        break;
+      case "workspace":
+        out.workspaces.push(r.data);
+        break;
+      case "member":
+        out.members.push(r.data);
         break;
       case "apiKey":
         out.apiKeys.push(r.data);
@@ -76,6 +85,8 @@ export function importResult(s: SplitBatch, inserted: Record<keyof SplitBatch, n
   const of = (n: number, total: number) => ({ inserted: n, skipped: total - n });
   return {
     account: of(inserted.accounts, s.accounts.length),
+    workspace: of(inserted.workspaces, s.workspaces.length),
+    member: of(inserted.members, s.members.length),
     apiKey: of(inserted.apiKeys, s.apiKeys.length),
     link: of(inserted.links, s.links.length),
     cell: of(inserted.cells, s.cells.length),

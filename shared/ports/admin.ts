@@ -5,6 +5,7 @@ import type { ClickCell } from "./clicks.ts";
 import type { WebhookDelivery, WebhookEndpoint } from "./event-webhooks.ts";
 import type { ApiKeyRecord } from "./keys.ts";
 import type { DomainRecord } from "../domain.ts";
+import type { MemberRecord, WorkspaceRecord } from "./workspaces.ts";
 
 export interface AdminStore {
   /** Applies pending migrations; safe when two processes start together. */
@@ -23,7 +24,7 @@ export interface AdminStore {
   /** Whether any account exists (start-up says how to create the first key only when none does). */
   hasAccounts(): Promise<boolean>;
   /**
-   * Every account, API key (hashes only), link, rollup cell, event webhook endpoint (with its secret) and delivery,
+   * Every account, workspace, membership, API key (hashes only), link, rollup cell, event webhook endpoint (with its secret) and delivery,
    * in that order (owners before what they own),
    * from one consistent snapshot. Sessions, raw clicks and settled totals (settleDays makes them again from the
    * cells) are not exported. For `npm run export`.
@@ -60,6 +61,14 @@ export interface ClickRollupRecord {
 /** One record of a full export (JSON lines: one `{ type, data }` per line). */
 export type ExportRecord =
   | { type: "account"; data: Account }
+  /**
+   * A workspace (ADR 0011). A personal one comes with its account (importing an account makes it), so its record
+   * only carries its name: imported, it renames that account's personal workspace, and counts as skipped when the
+   * name is the same.
+   */
+  | { type: "workspace"; data: WorkspaceRecord }
+  /** A membership; a personal workspace's owner comes with its account too. */
+  | { type: "member"; data: MemberRecord }
   | { type: "apiKey"; data: ApiKeyRecord }
   | { type: "link"; data: LinkRecord }
   | { type: "cell"; data: ClickCellRecord }

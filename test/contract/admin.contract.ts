@@ -97,11 +97,13 @@ export function runAdminContract(ctx: StoreContext): void {
     test("exportAll yields every account, key, link and rollup cell with every field, owners first", async () => {
       const { accountId, key, link } = await populated();
       const records = await exportAll();
-      const order = ["account", "apiKey", "link", "cell", "webhookEndpoint", "webhookDelivery", "domain"];
+      const order = ["account", "workspace", "member", "apiKey", "link", "cell", "webhookEndpoint", "webhookDelivery", "domain"];
       const ranks = records.map((r) => order.indexOf(r.type));
       expect(ranks).toEqual([...ranks].sort((a, b) => a - b));
 
       expect(records).toContainEqual({ type: "account", data: (await store.getAccount(accountId))! });
+      expect(records).toContainEqual({ type: "workspace", data: { id: accountId, name: "Personal", personalOf: accountId, createdAt: T0 } });
+      expect(records).toContainEqual({ type: "member", data: { workspaceId: accountId, accountId, role: "owner", createdAt: T0 } });
       expect(records).toContainEqual({ type: "apiKey", data: key });
       expect(records).toContainEqual({ type: "link", data: link });
       expect(link.hits).toBe(3);
@@ -137,10 +139,14 @@ export function runAdminContract(ctx: StoreContext): void {
       ];
       const all = (inserted: number, skipped: number) => ({ inserted, skipped });
       expect(await store.importRecords(batch)).toEqual({
-        account: all(1, 0), apiKey: all(1, 0), link: all(1, 0), cell: all(2, 0), rollup: all(0, 0), webhookEndpoint: all(0, 0), webhookDelivery: all(0, 0), domain: all(0, 0),
+        account: all(1, 0), workspace: all(0, 0), member: all(0, 0), apiKey: all(1, 0), link: all(1, 0), cell: all(2, 0), rollup: all(0, 0), webhookEndpoint: all(0, 0), webhookDelivery: all(0, 0), domain: all(0, 0),
       });
 
       expect(await store.getAccount(account.id)).toEqual({ ...account, email: account.email.toLowerCase() });
+      // A file from before workspaces: the account comes with its personal workspace, which holds its key and link.
+      expect(await store.listMemberships(account.id)).toEqual([
+        { workspace: { id: account.id, name: "Personal", personalOf: account.id, createdAt: T0 }, role: "owner" },
+      ]);
       expect(await store.findApiKeyByHash(key.keyHash)).toEqual(key);
       expect(await store.getLinkById(link.id)).toEqual(link);
       expect((await store.listLinks(account.id, { limit: 10, tag: "twice" })).links.map((l) => l.id)).toEqual([link.id]);
@@ -149,7 +155,7 @@ export function runAdminContract(ctx: StoreContext): void {
       expect(cells.sort((a, b) => a.hour - b.hour)).toEqual([cell, { linkId: link.id, hour: T0 + HOUR, dims: rolled, bot: false, clicks: 1, visitors: 0 }]);
 
       expect(await store.importRecords(batch)).toEqual({
-        account: all(0, 1), apiKey: all(0, 1), link: all(0, 1), cell: all(0, 2), rollup: all(0, 0), webhookEndpoint: all(0, 0), webhookDelivery: all(0, 0), domain: all(0, 0),
+        account: all(0, 1), workspace: all(0, 0), member: all(0, 0), apiKey: all(0, 1), link: all(0, 1), cell: all(0, 2), rollup: all(0, 0), webhookEndpoint: all(0, 0), webhookDelivery: all(0, 0), domain: all(0, 0),
       });
       expect(await clicksOf(link.id)).toBe(3);
       expect((await store.getLinkById(link.id))?.hits).toBe(3);
@@ -175,6 +181,8 @@ export function runAdminContract(ctx: StoreContext): void {
       ]);
       expect(result).toEqual({
         account: { inserted: 0, skipped: 1 },
+        workspace: { inserted: 0, skipped: 0 },
+        member: { inserted: 0, skipped: 0 },
         apiKey: { inserted: 0, skipped: 1 },
         link: { inserted: 1, skipped: 1 },
         cell: { inserted: 1, skipped: 1 },

@@ -150,13 +150,15 @@ describe("export and import between SQLite and Postgres", () => {
         webhookEndpoint: 2,
         webhookDelivery: 42, // link.created of each link, to the first endpoint
         domain: 0,
+        workspace: 2, // each account's personal one
+        member: 2,
       },
     });
     expect(lines.length).toBe(original.length + 2);
     // Keys travel as hashes only; webhook secrets as they are (receivers keep verifying with them).
     expect(readFileSync(exported, "utf8")).not.toContain(key);
     expect(readFileSync(exported, "utf8")).toContain(hookSecret);
-    expect(r.stdout).toContain("2 webhook endpoints, 42 webhook deliveries and 0 domains");
+    expect(r.stdout).toContain("2 webhook endpoints, 42 webhook deliveries, 0 domains, 2 workspaces and 2 memberships");
   });
 
   test("import into the running Postgres deployment: every account, key, link, rollup cell, webhook endpoint and delivery is identical", async () => {
@@ -206,7 +208,7 @@ describe("export and import between SQLite and Postgres", () => {
       const before = await snapshot(pg);
       const r = await runCli("import", [exported], d.env);
       expect(r.code).toBe(0);
-      expect(r.stdout).toContain("0 accounts, 0 API keys, 0 links, 0 click cells, 0 webhook endpoints, 0 webhook deliveries, 0 domains (already present");
+      expect(r.stdout).toContain("0 accounts, 0 API keys, 0 links, 0 click cells, 0 webhook endpoints, 0 webhook deliveries, 0 domains, 0 workspaces, 0 memberships (already present");
       expect(await snapshot(pg)).toEqual(before);
     } finally {
       await pg.close();

@@ -8,7 +8,7 @@ import type { PostgresConnection } from "./connection.ts";
 import { API_KEY_COLUMNS } from "./keys.ts";
 import { keyCreator, scopesText, toApiKeyRecord, type ApiKeyRow } from "../key-rows.ts";
 import { personalWorkspace } from "../workspace-rows.ts";
-import { insertWorkspace } from "./workspaces.ts";
+import { importWorkspaceRecords, insertWorkspace, workspaceExportRecords } from "./workspaces.ts";
 import { LINK_COLUMN_LIST, postgresRowToLink } from "../link-columns.ts";
 import { importWebhookRecords, webhookExportRecords } from "./event-webhooks.ts";
 import { domainExportRecords, importDomainRecords } from "./domains.ts";
@@ -65,6 +65,7 @@ export function postgresAdmin(c: PostgresConnection): AdminStore {
           SELECT id, email, password_hash AS "passwordHash", created_at AS "createdAt"
           FROM accounts ORDER BY created_at, id`;
         for await (const rows of accounts.cursor(EXPORT_PAGE)) for (const a of rows) yield { type: "account", data: a };
+        yield* workspaceExportRecords(tx);
         const keys = tx<ApiKeyRow[]>`
           SELECT ${tx.unsafe(API_KEY_COLUMNS)} FROM api_keys ORDER BY created_at, id`;
         for await (const rows of keys.cursor(EXPORT_PAGE)) for (const k of rows) yield { type: "apiKey", data: toApiKeyRecord(k) };
@@ -84,7 +85,7 @@ export function postgresAdmin(c: PostgresConnection): AdminStore {
 
     importRecords(batch: ExportRecord[]): Promise<ImportResult> {
       const s = splitBatch(batch);
-      const n = { accounts: 0, apiKeys: 0, links: 0, cells: 0, webhookEndpoints: 0, webhookDeliveries: 0, domains: 0 };
+      const n = { accounts: 0, workspaces: 0, members: 0, apiKeys: 0, links: 0, cells: 0, webhookEndpoints: 0, webhookDeliveries: 0, domains: 0 };
       return c.run(async () => {
         // One transaction. A bare ON CONFLICT DO NOTHING covers every unique constraint (id, email, key hash,
         // domain + slug, rollup cell); the EXISTS clauses skip rows whose owner is missing instead of failing
@@ -101,6 +102,7 @@ export function postgresAdmin(c: PostgresConnection): AdminStore {
             // Every account has its personal workspace (ADR 0011), also one of a file from before workspaces.
             for (const r of res) await insertWorkspace(tx, personalWorkspace(r.id, r.created_at), r.id);
           }
+          Object.assign(n, await importWorkspaceRecords(tx, s.workspaces, s.members));
           if (s.apiKeys.length > 0) {
             const k = s.apiKeys;
             const res = await tx`

@@ -1,6 +1,7 @@
 /** The workspaces role of the Postgres store (migration 23, ADR 0011): workspaces, their members, invitations. */
 import type postgres from "postgres";
 import type { Role } from "../../enums.ts";
+import type { ExportRecord } from "../../ports/admin.ts";
 import type { InvitationRecord, InvitationRefusal, MemberRecord, Membership, WorkspaceRecord, WorkspaceStore } from "../../ports/workspaces.ts";
 import {
   INVITATION_COLUMNS, INVITATION_INSERT, invitationRefusal, invitationValues, MEMBER_COLUMNS, membershipOrder, WORKSPACE_COLUMNS,
@@ -163,4 +164,35 @@ export function postgresWorkspaces(c: PostgresConnection): WorkspaceStore {
       });
     },
   };
+}
+
+/** Every workspace, then every membership, as export records (`npm run export`), read on `tx` (the export's snapshot). */
+export async function* workspaceExportRecords(tx: postgres.ReservedSql): AsyncIterable<ExportRecord> {
+  for (const w of await tx<WorkspaceRecord[]>`SELECT ${tx.unsafe(WORKSPACE_COLUMNS)} FROM workspaces ORDER BY created_at, id COLLATE "C"`) {
+    yield { type: "workspace", data: w };
+  }
+  const members = await tx<MemberRecord[]>`
+    SELECT ${tx.unsafe(MEMBER_COLUMNS)} FROM workspace_members ORDER BY workspace_id COLLATE "C", created_at, account_id COLLATE "C"`;
+  for (const m of members) yield { type: "member", data: m };
+}
+
+/**
+ * Writes imported workspaces and members on `tx` (the import's transaction), counting what was written. A shared
+ * workspace whose id exists is skipped; a personal one (made with its account) only takes the record's name. A
+ * member whose workspace or account is missing, or who is one already, is skipped.
+ */
+export async function importWorkspaceRecords(tx: Tx, workspaces: readonly WorkspaceRecord[], members: readonly MemberRecord[]) {
+  const n = { workspaces: 0, members: 0 };
+  for (const w of workspaces) {
+    n.workspaces += (w.personalOf === null
+      ? await tx`INSERT INTO workspaces (id, name, personal_of, created_at) VALUES (${w.id}, ${w.name}, NULL, ${w.createdAt}) ON CONFLICT DO NOTHING`
+      : await tx`UPDATE workspaces SET name = ${w.name} WHERE id = ${w.id} AND personal_of = ${w.personalOf} AND name <> ${w.name}`).count;
+  }
+  for (const m of members) {
+    n.members += (await tx`
+      INSERT INTO workspace_members (workspace_id, account_id, role, created_at) SELECT ${m.workspaceId}, ${m.accountId}, ${m.role}, ${m.createdAt}
+      WHERE EXISTS (SELECT 1 FROM workspaces WHERE id = ${m.workspaceId}) AND EXISTS (SELECT 1 FROM accounts WHERE id = ${m.accountId})
+      ON CONFLICT DO NOTHING`).count;
+  }
+  return n;
 }

@@ -9,7 +9,7 @@ import type { SqliteConnection } from "./connection.ts";
 import { API_KEY_COLUMNS } from "./keys.ts";
 import { keyCreator, scopesText, toApiKeyRecord, type ApiKeyRow } from "../key-rows.ts";
 import { personalWorkspace } from "../workspace-rows.ts";
-import { insertWorkspace } from "./workspaces.ts";
+import { importWorkspaceRecords, insertWorkspace, workspaceExportRecords } from "./workspaces.ts";
 import { LINK_COLUMN_LIST, LINK_COLUMNS, sqliteInsertValues, sqliteRowToLink } from "../link-columns.ts";
 import { LINK_SELECT } from "./links.ts";
 import { importWebhookRecords, webhookExportRecords } from "./event-webhooks.ts";
@@ -65,6 +65,7 @@ export function sqliteAdmin(c: SqliteConnection): AdminStore {
         for (const a of db.query<Account, []>(`${ACCOUNT_SELECT} ORDER BY created_at, id`).iterate()) {
           yield { type: "account", data: a };
         }
+        yield* workspaceExportRecords(db);
         for (const k of db.query<ApiKeyRow, []>(`SELECT ${API_KEY_COLUMNS} FROM api_keys ORDER BY created_at, id`).iterate()) {
           yield { type: "apiKey", data: toApiKeyRecord(k) };
         }
@@ -87,7 +88,7 @@ export function sqliteAdmin(c: SqliteConnection): AdminStore {
 
     async importRecords(batch: ExportRecord[]): Promise<ImportResult> {
       const s = splitBatch(batch);
-      const n = { accounts: 0, apiKeys: 0, links: 0, cells: 0, webhookEndpoints: 0, webhookDeliveries: 0, domains: 0 };
+      const n = { accounts: 0, workspaces: 0, members: 0, apiKeys: 0, links: 0, cells: 0, webhookEndpoints: 0, webhookDeliveries: 0, domains: 0 };
       // A bare ON CONFLICT DO NOTHING covers every unique constraint (id, email, key hash, domain + slug);
       // the EXISTS clauses skip rows whose owner is missing instead of failing the batch on a foreign key.
       c.db
@@ -101,6 +102,7 @@ export function sqliteAdmin(c: SqliteConnection): AdminStore {
             // Every account has its personal workspace (ADR 0011), also one of a file from before workspaces.
             insertWorkspace(c, personalWorkspace(a.id, a.createdAt), a.id);
           }
+          Object.assign(n, importWorkspaceRecords(c, s.workspaces, s.members));
           const key = c.st(
             `INSERT INTO api_keys (id, account_id, created_by, name, key_hash, prefix, created_at, last_used_at, revoked_at, scopes)
              SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM workspaces WHERE id = ?) ON CONFLICT DO NOTHING`,

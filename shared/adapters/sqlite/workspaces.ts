@@ -1,6 +1,7 @@
 /** The workspaces role of the SQLite store (migration 21, ADR 0011): workspaces, their members, invitations. */
 import type { Database } from "bun:sqlite";
 import type { Role } from "../../enums.ts";
+import type { ExportRecord } from "../../ports/admin.ts";
 import type { InvitationRecord, MemberRecord, Membership, WorkspaceRecord, WorkspaceStore } from "../../ports/workspaces.ts";
 import {
   INVITATION_COLUMNS, INVITATION_INSERT, invitationRefusal, invitationValues, MEMBER_COLUMNS, membershipOrder, WORKSPACE_COLUMNS,
@@ -140,4 +141,30 @@ export function sqliteWorkspaces(c: SqliteConnection): WorkspaceStore {
       return accept.immediate(tokenHash, accountId, now);
     },
   };
+}
+
+/** Every workspace, then every membership, as export records (`npm run export`), read on `db` inside the export's snapshot. */
+export function* workspaceExportRecords(db: Database): Iterable<ExportRecord> {
+  for (const w of db.query<WorkspaceRecord, []>(`${WORKSPACE_SELECT} ORDER BY created_at, id`).iterate()) yield { type: "workspace", data: w };
+  for (const m of db.query<MemberRecord, []>(`${MEMBER_SELECT} ORDER BY workspace_id, created_at, account_id`).iterate()) yield { type: "member", data: m };
+}
+
+/**
+ * Writes imported workspaces and members in the caller's transaction, counting what was written. A shared
+ * workspace whose id exists is skipped; a personal one (made with its account) only takes the record's name. A
+ * member whose workspace or account is missing, or who is one already, is skipped.
+ */
+export function importWorkspaceRecords(c: SqliteConnection, workspaces: readonly WorkspaceRecord[], members: readonly MemberRecord[]) {
+  const shared = c.st(`INSERT INTO workspaces (id, name, personal_of, created_at) VALUES (?, ?, NULL, ?) ON CONFLICT DO NOTHING`);
+  const personal = c.st(`UPDATE workspaces SET name = ? WHERE id = ? AND personal_of = ? AND name <> ?`);
+  const member = c.st(
+    `INSERT INTO workspace_members (workspace_id, account_id, role, created_at) SELECT ?, ?, ?, ?
+     WHERE EXISTS (SELECT 1 FROM workspaces WHERE id = ?) AND EXISTS (SELECT 1 FROM accounts WHERE id = ?) ON CONFLICT DO NOTHING`,
+  );
+  const n = { workspaces: 0, members: 0 };
+  for (const w of workspaces) {
+    n.workspaces += w.personalOf === null ? shared.run(w.id, w.name, w.createdAt).changes : personal.run(w.name, w.id, w.personalOf, w.name).changes;
+  }
+  for (const m of members) n.members += member.run(m.workspaceId, m.accountId, m.role, m.createdAt, m.workspaceId, m.accountId).changes;
+  return n;
 }
