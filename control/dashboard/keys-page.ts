@@ -3,6 +3,7 @@
  * key); the new key is handed to the page after the redirect once (new-key-handoff.ts), never stored in full.
  * Revocation goes through the API's own KeyAuthenticator so its cache forgets the key at once.
  */
+import { roleAtLeast } from "../auth/roles.ts";
 import { SCOPE_DESCRIPTIONS, SCOPES } from "../../shared/enums.ts";
 import { AppError } from "../../shared/errors.ts";
 import { createApiKey, listApiKeys, type ApiKeyView, type KeyAuthenticator } from "../keys/service.ts";
@@ -82,7 +83,7 @@ function keysPage(ctx: SignedInCtx, v: KeysView): string {
     ? `<table class="responsive"><thead><tr><th>Name</th><th>Key</th><th>Scopes</th><th>Created</th><th>Last used</th><th>Status</th><th><span class="muted">Actions</span></th></tr></thead><tbody>${rows}</tbody></table>`
     : `<p class="muted">No API keys yet.</p>`;
   const body = `<h1>API keys</h1>${flashBox(v.flash ?? null)}${v.created ? newKeyBox(v.created, v.keys) : ""}
-<p class="muted">Keys authenticate the REST API and the MCP server. Treat them like passwords. To have your own systems told when links change or are clicked, add <a href="/dashboard/webhooks">webhook endpoints</a>. Assistants you signed in with OAuth are under <a href="/dashboard/apps">Connected applications</a>. Your own short domains are under <a href="/dashboard/domains">Domains</a>.</p>
+<p class="muted">Keys authenticate the REST API and the MCP server. Treat them like passwords.${roleAtLeast(ctx.caller.role, "admin") ? ' To have your own systems told when links change or are clicked, add <a href="/dashboard/webhooks">webhook endpoints</a>.' : ""} Assistants you signed in with OAuth are under <a href="/dashboard/apps">Connected applications</a>. Your own short domains are under <a href="/dashboard/domains">Domains</a>.</p>
 <form method="post" action="/dashboard/keys" class="card">${csrfField(csrf)}
 ${v.error ? errorSummary(v.error, FIELDS) : ""}
 <label for="key-name">New key name <span class="hint">(e.g. “laptop” or “Claude”)</span></label>

@@ -44,7 +44,8 @@ const assignable = (role: Role): readonly Role[] => (role === "owner" ? ROLES : 
 const roleOptions = (roles: readonly Role[], chosen: string) =>
   roles.map((r) => `<option value="${r}"${r === chosen ? " selected" : ""}>${r}</option>`).join("");
 
-function memberRow(ctx: SignedInCtx, m: MemberObject): string {
+/** `personal`: the workspace is the viewer's personal one, which cannot be left. */
+function memberRow(ctx: SignedInCtx, m: MemberObject, personal: boolean): string {
   const csrf = csrfField(ctx.session.csrfToken);
   const me = m.accountId === ctx.account.id;
   const who = `${esc(m.email ?? "(deleted account)")}${me ? ' <span class="status">you</span>' : ""}`;
@@ -56,7 +57,7 @@ function memberRow(ctx: SignedInCtx, m: MemberObject): string {
     : m.role;
   const actions = manage
     ? `<form method="post" action="${path}/remove" class="inline" data-confirm="Remove ${esc(m.email ?? m.accountId)} from the workspace? The keys they made in it are revoked.">${csrf}<button type="submit" class="btn-danger btn-small">Remove</button></form>`
-    : me ? `<a href="/dashboard/workspace">Leave…</a>` : "";
+    : me && !personal ? `<a href="/dashboard/workspace">Leave…</a>` : "";
   return `<tr><td data-label="Member">${who}</td><td data-label="Role">${role}</td><td data-label="Joined">${fmtDate(m.joinedAt)}</td><td>${actions}</td></tr>`;
 }
 
@@ -96,9 +97,9 @@ async function membersPage(ctx: SignedInCtx, status: number, v: MembersView, set
     : `<h2>Pending invitations</h2><p class="muted">No pending invitations.</p>`;
   const body = `<div class="head"><h1>Members of ${esc(w.name)}</h1><a href="/dashboard/workspace">Workspace settings</a></div>
 ${flashBox(v.flash ?? null)}${v.error ? errorSummary(v.error) : ""}${v.created ? createdBox(v.created) : ""}
-${w.personal ? `<p class="muted">This is your personal workspace: only you belong to it. To work with others, <a href="/dashboard/workspaces/new">create a workspace</a> and invite them.</p>` : ""}
-<table class="responsive"><thead><tr><th>Member</th><th>Role</th><th>Joined</th><th><span class="sr-only">Actions</span></th></tr></thead><tbody>${members.map((m) => memberRow(ctx, m)).join("")}</tbody></table>
-${admin && !w.personal ? inviteForm(ctx, v) + invitations : ""}
+${w.personal ? `<p class="muted">This is a personal workspace. To share links with a team apart from your own, <a href="/dashboard/workspaces/new">create a workspace</a> and invite them there.</p>` : ""}
+<table class="responsive"><thead><tr><th>Member</th><th>Role</th><th>Joined</th><th><span class="sr-only">Actions</span></th></tr></thead><tbody>${members.map((m) => memberRow(ctx, m, w.personal)).join("")}</tbody></table>
+${admin ? inviteForm(ctx, v) + invitations : ""}
 ${!admin ? `<p class="small muted">Your role: ${ctx.caller.role}. Admins and owners manage the members and invitations.</p>` : ""}`;
   return htmlResponse(status, layout({ title: "Members", body, viewer: ctx.viewer }), { "set-cookie": setCookie });
 }

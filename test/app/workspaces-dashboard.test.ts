@@ -89,6 +89,9 @@ describe("settings", () => {
     expect(personal.html).toContain("This is your personal workspace: it cannot be deleted or left.");
     expect(personal.html).not.toContain('action="/dashboard/workspace/delete"');
     expect(personal.html).not.toContain('action="/dashboard/workspace/leave"');
+    const alone = await v.get("/dashboard/members");
+    expect(alone.html).toContain("This is a personal workspace.");
+    expect(alone.html).not.toContain("Leave…");
 
     await newWorkspace(v, "Settings Co");
     const bad = await v.submit("/dashboard/workspace", "/dashboard/workspace/rename", { name: "" });
@@ -190,6 +193,10 @@ describe("two people: invitations, roles and what each sees", () => {
     expect(members.html).toContain("ws-owner@example.com");
     expect(members.html).not.toContain("/remove");
     expect(members.html).not.toContain('action="/dashboard/members/invitations"');
+    // Keys: a viewer makes their own (what they may do is bounded by the role); no webhook link for a non-admin.
+    const keys = await guest.get("/dashboard/keys");
+    expect([keys.status, keys.html.includes('href="/dashboard/webhooks"')]).toEqual([200, false]);
+    expect((await guest.get("/dashboard/apps")).status).toBe(200);
     // A domain page for a non-admin: the list, no add form.
     const domains = await guest.get("/dashboard/domains");
     expect([domains.status, domains.html.includes('action="/dashboard/domains"')]).toEqual([200, false]);
@@ -219,6 +226,10 @@ describe("two people: invitations, roles and what each sees", () => {
     const domain = await m.submit("/dashboard/domains", "/dashboard/domains", { hostname: "go.member.example", method: "dns" });
     expect([domain.status, domain.html.includes("you are a member")]).toEqual([403, true]);
     expect((await m.get("/dashboard/members")).html).not.toContain("/role");
+    const hooks = await m.get("/dashboard/webhooks");
+    expect([hooks.status, hooks.html.includes("needs the admin role or higher in this workspace; you are a member")]).toEqual([403, true]);
+    expect((await m.get("/dashboard/keys")).html).not.toContain('href="/dashboard/webhooks"');
+    expect((await owner.get("/dashboard/keys")).html).toContain('href="/dashboard/webhooks"');
 
     // An admin changes a member's role but is offered no owner role, and is refused one when it is forged.
     const adminView = await a.get("/dashboard/members");
@@ -270,6 +281,14 @@ describe("two people: invitations, roles and what each sees", () => {
     const revoked = await other.get(path);
     expect([revoked.status, revoked.html.includes("Invitation revoked")]).toEqual([410, true]);
     expect((await other.post(path, { _csrf: csrfOf(revoked.html) })).status).toBe(410);
+
+    // Signing in from an invitation's page comes back to it.
+    const live = await invite(owner, "member");
+    await cp.account("ws-returning@example.com");
+    const returning = new Visitor(BASE_URL, (r) => cp.handle(r));
+    const signIn = await returning.submit(`/dashboard/signin?next=${encodeURIComponent(live)}`, "/dashboard/signin", { email: "ws-returning@example.com", password: passwordOf("ws-returning@example.com"), next: live });
+    expect([signIn.status, signIn.headers.get("location")]).toEqual([303, live]);
+    expect((await returning.get(live)).html).toContain("Accept and join");
 
     const short = await invite(owner, "member", "1");
     cp.clock.advance(DAY + 1);
