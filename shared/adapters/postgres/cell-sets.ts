@@ -24,47 +24,90 @@ export interface CellSetRow {
   cells: string;
 }
 
+/** A cell being summed: its dimensions as the clicks carry them (the key text is built once, for the row). */
+interface Entry {
+  dims: ClickDims;
+  bot: boolean;
+  clicks: number;
+  visitors: number;
+  /** Its key text (keyOf), once built. */
+  key?: string;
+}
+
 interface Building {
   linkId: string;
   hour: number;
-  /** Per `bot U+0002 dims`: [clicks, visitors]. */
-  cells: Map<string, [number, number]>;
+  entries: Entry[];
+  /** Once a set has more than SCAN_LIMIT cells (a busy link's), they are found by key instead of compared in turn. */
+  byKey: Map<string, Entry> | null;
+  /** The link's set of another hour (a transaction may cross an hour). */
+  next: Building | null;
+}
+
+/**
+ * Cells a set compares a click with, dimension by dimension, before it indexes them by key: most sets hold a few
+ * clicks (spread traffic: about four), for which comparing costs less than building a key and hashing it (about
+ * 0.9 of the 2.2 µs per click that summing with a key per click cost).
+ */
+const SCAN_LIMIT = 16;
+
+const keyOf = (dims: ClickDims, bot: boolean) => `${bot ? 1 : 0}\u0002${encodeDims(dims)}`;
+
+/** The cell of `set` with the click's dimensions and bot flag, made when new. */
+function entryOf(set: Building, c: StoredClick): Entry {
+  if (set.byKey === null) {
+    for (const e of set.entries) if (e.bot === c.bot && (e.dims === c.dims || sameDims(e.dims, c.dims))) return e;
+    const made = { dims: c.dims, bot: c.bot, clicks: 0, visitors: 0 };
+    set.entries.push(made);
+    if (set.entries.length > SCAN_LIMIT) set.byKey = new Map(set.entries.map((e) => [(e.key = keyOf(e.dims, e.bot)), e]));
+    return made;
+  }
+  const key = keyOf(c.dims, c.bot);
+  let e = set.byKey.get(key);
+  if (e === undefined) {
+    set.entries.push((e = { dims: c.dims, bot: c.bot, clicks: 0, visitors: 0, key }));
+    set.byKey.set(key, e);
+  }
+  return e;
 }
 
 /**
  * The cell set rows the clicks make (one per link and hour) and each link's click count (its hits). A click usually
- * has the dimensions of the click before it (one visitor's run, a busy link), so its key is then not built again.
+ * goes to the cell of the click before it when they share a link (a busy link, one visitor's run), checked first.
  */
 export function cellSets(clicks: Iterable<StoredClick>): { sets: CellSetRow[]; hits: Map<string, number> } {
-  const building = new Map<string, Building>();
-  const hits = new Map<string, number>();
-  let set: Building | undefined;
-  let prevDims: ClickDims | undefined, prevBot = false, key = "";
+  const byLink = new Map<string, Building>();
+  let set: Building | undefined, last: Entry | undefined;
   for (const c of clicks) {
     const hour = hourStart(c.ts);
     if (set === undefined || set.linkId !== c.linkId || set.hour !== hour) {
-      const at = `${c.linkId}\u0002${hour}`;
-      set = building.get(at);
-      if (set === undefined) building.set(at, (set = { linkId: c.linkId, hour, cells: new Map() }));
+      const first = byLink.get(c.linkId);
+      set = first;
+      while (set !== undefined && set.hour !== hour) set = set.next ?? undefined;
+      if (set === undefined) {
+        set = { linkId: c.linkId, hour, entries: [], byKey: null, next: first ?? null };
+        byLink.set(c.linkId, set);
+      }
+      last = undefined;
     }
-    if (prevDims === undefined || prevBot !== c.bot || !sameDims(c.dims, prevDims)) {
-      key = `${c.bot ? 1 : 0}\u0002${encodeDims(c.dims)}`;
-      prevDims = c.dims;
-      prevBot = c.bot;
-    }
-    const cell = set.cells.get(key);
-    if (cell === undefined) set.cells.set(key, [1, c.firstVisit ? 1 : 0]);
-    else {
-      cell[0]++;
-      if (c.firstVisit) cell[1]++;
-    }
-    hits.set(c.linkId, (hits.get(c.linkId) ?? 0) + 1);
+    const e = last !== undefined && last.bot === c.bot && (last.dims === c.dims || sameDims(last.dims, c.dims)) ? last : entryOf(set, c);
+    e.clicks++;
+    if (c.firstVisit) e.visitors++;
+    last = e;
   }
   const sets: CellSetRow[] = [];
-  for (const b of building.values()) {
-    const parts: string[] = [];
-    for (const [k, [clicks, visitors]] of b.cells) parts.push(`${clicks}\u0002${visitors}\u0002${k}`);
-    sets.push({ linkId: b.linkId, hour: b.hour, cells: parts.join("\u0003") });
+  const hits = new Map<string, number>();
+  for (const [linkId, first] of byLink) {
+    let total = 0;
+    for (let b: Building | null = first; b !== null; b = b.next) {
+      const parts: string[] = [];
+      for (const e of b.entries) {
+        parts.push(`${e.clicks}\u0002${e.visitors}\u0002${e.key ?? keyOf(e.dims, e.bot)}`);
+        total += e.clicks;
+      }
+      sets.push({ linkId, hour: b.hour, cells: parts.join("\u0003") });
+    }
+    hits.set(linkId, total);
   }
   return { sets, hits };
 }
