@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { rmSync } from "node:fs";
-import { api, createKey, makeTempDir, startServer, type TestServer } from "../helpers/server.ts";
+import { api, createKey, createKeyWithCli, makeTempDir, startServer, type TestServer } from "../helpers/server.ts";
 
 describe("e2e harness against the embedded server", () => {
   let server: TestServer;
@@ -23,7 +23,7 @@ describe("e2e harness against the embedded server", () => {
   });
 
   test("create-key prints a ck_ key on its last line that authenticates the REST API", async () => {
-    const key = await createKey(server, "harness@example.com", "harness");
+    const key = await createKeyWithCli(server, "harness@example.com", "harness");
     expect(key).toMatch(/^ck_[A-Za-z0-9_]{32,}$/);
 
     const listed = await api(server, key).get("/api/v1/links");

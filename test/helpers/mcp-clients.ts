@@ -14,8 +14,7 @@ import type { Page } from "playwright-core";
 import { ensureChromium } from "../setup/chromium.ts";
 import { sharedBrowser } from "./browser.ts";
 import { tail } from "./mcp-stdio.ts";
-import { runToExit } from "./run-to-exit.ts";
-import { baseEnv, freePort, makeTempDir, REPO_ROOT } from "./server.ts";
+import { baseEnv, createAccountAndKey, freePort, makeTempDir, REPO_ROOT } from "./server.ts";
 
 const BIN = join(REPO_ROOT, "node_modules/.bin");
 const INSPECTOR_TIMEOUT_MS = 30_000;
@@ -31,12 +30,10 @@ export interface Person {
   key: string;
 }
 
-/** A new account made by `npm run create-key` with the server's environment: its password and its `ck_` key. */
+/** A new account as `npm run create-key` makes it with the server's environment: its password and its `ck_` key. */
 export async function newAccount(server: { env: Record<string, string> }, email: string): Promise<Person> {
-  const ran = await runToExit(["control/keys/create-key-cli.ts", "--email", email], { env: server.env, timeoutMs: 30_000 });
-  const password = /with password: (\S+)/.exec(ran.stdout)?.[1];
-  const key = ran.stdout.trim().split("\n").at(-1) ?? "";
-  if (ran.code !== 0 || !password || !key.startsWith("ck_")) throw new Error(`create-key failed (${ran.code})\n${ran.stdout}\n${ran.stderr}`);
+  const { key, password } = await createAccountAndKey(server, email);
+  if (password === null) throw new Error(`${email} has an account already`);
   return { email, password, key };
 }
 

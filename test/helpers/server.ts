@@ -319,13 +319,55 @@ export async function startServer(opts: StartServerOptions = {}): Promise<TestSe
   return server;
 }
 
-// --- create-key CLI ----------------------------------------------------------------------------------------------
+// --- accounts and keys ------------------------------------------------------------------------------------------
+
+/**
+ * What `npm run create-key -- --email EMAIL [--name NAME]` does with the server's environment (same DATA_DIR, and
+ * DATABASE_URL/REDIS_URL in scale mode), done in this process: the CLI's steps (control/keys/create-key-cli.ts:
+ * loadConfig, openStorage, migrate, the account when new, createApiKey) with the same service functions, without a
+ * Bun start per key (about half a second of CPU; the suite makes some sixty). Returns the key and, for a new
+ * account, its password. The CLI itself is run by createKeyWithCli (the harness test) and the create-key tests.
+ */
+export async function createAccountAndKey(
+  server: { env: Record<string, string> },
+  email: string,
+  name = "cli",
+): Promise<{ key: string; password: string | null }> {
+  const [{ loadConfig }, { openStorage }, { newToken }, accounts, { createApiKey }] = await Promise.all([
+    import("../../shared/config.ts"),
+    import("../../shared/adapters/open.ts"),
+    import("../../shared/ids.ts"),
+    import("../../control/accounts/service.ts"),
+    import("../../control/keys/service.ts"),
+  ]);
+  const config = loadConfig(server.env);
+  const { store, hot } = await openStorage(config);
+  try {
+    await store.migrate();
+    const deps = { config, store, hot, now: Date.now };
+    let account = await store.getAccountByEmail(accounts.normaliseEmail(email));
+    let password: string | null = null;
+    if (!account) {
+      password = newToken().slice(0, 20);
+      account = await accounts.createAccount(deps, email, password);
+    }
+    return { key: (await createApiKey(deps, account.id, name)).key, password };
+  } finally {
+    await hot.close();
+    await store.close();
+  }
+}
+
+/** An API key for EMAIL (the account made when new), as `npm run create-key` makes it: see createAccountAndKey. */
+export async function createKey(server: { env: Record<string, string> }, email: string, name?: string): Promise<string> {
+  return (await createAccountAndKey(server, email, name)).key;
+}
 
 /**
  * Runs `npm run create-key -- --email EMAIL [--name NAME]`'s script with the server's environment (same DATA_DIR,
  * and DATABASE_URL/REDIS_URL in scale mode) and returns the key it prints alone on its last line.
  */
-export async function createKey(server: { env: Record<string, string> }, email: string, name?: string): Promise<string> {
+export async function createKeyWithCli(server: { env: Record<string, string> }, email: string, name?: string): Promise<string> {
   const cmd = [process.execPath, "run", CREATE_KEY_CLI, "--email", email, ...(name === undefined ? [] : ["--name", name])];
   const proc = Bun.spawn(cmd, { cwd: REPO_ROOT, env: server.env, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
   const timer = setTimeout(() => proc.kill("SIGKILL"), CLI_TIMEOUT_MS);
