@@ -53,6 +53,8 @@ export function sqliteReference(dir: string): { insert: (batch: number) => numbe
   applySqliteMigrations(db);
   const accountId = newId();
   db.run("INSERT INTO accounts (id, email, password_hash, created_at) VALUES (?, ?, ?, ?)", [accountId, "ref@example.com", "x", Date.now()]);
+  // Links belong to a workspace (ADR 0011): the account's personal one, as createAccount makes it.
+  db.run("INSERT INTO workspaces (id, name, personal_of, created_at) VALUES (?, 'Personal', ?, ?)", [accountId, accountId, Date.now()]);
   const row = `(${LINK_COLUMNS.map(() => "?").join(", ")})`;
   const stmt = db.prepare(`INSERT INTO links (${LINK_COLUMN_LIST}) VALUES ${Array(BULK_ROWS).fill(row).join(", ")}`);
   return {
@@ -73,6 +75,7 @@ export function sqliteReference(dir: string): { insert: (batch: number) => numbe
 export async function postgresReference(sql: postgres.Sql): Promise<{ insert: (batch: number) => Promise<number> }> {
   const accountId = newId();
   await sql`INSERT INTO accounts (id, email, password_hash, created_at) VALUES (${accountId}, ${"ref@example.com"}, ${"x"}, ${Date.now()})`;
+  await sql`INSERT INTO workspaces (id, name, personal_of, created_at) VALUES (${accountId}, 'Personal', ${accountId}, ${Date.now()})`;
   return {
     async insert(batch) {
       const rows = Array.from({ length: BULK_ROWS }, (_, i) => linkRecord(accountId, "bench.example", batch, i)).map((l) =>
