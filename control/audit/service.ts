@@ -84,6 +84,23 @@ export function auditEntry(
   };
 }
 
+const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+let sequence = 0;
+
+/**
+ * Entry ids: newId's time prefix, then a counter of this process, then randomness. Entries of one instant are
+ * ordered by id, so those one process records at the same millisecond (a key made and revoked at once) read back
+ * in the order they happened.
+ */
+export function auditId(): string {
+  const id = newId();
+  sequence = (sequence + 1) % 62 ** 4;
+  let n = sequence;
+  let counter = "";
+  for (let i = 0; i < 4; i++, n = Math.floor(n / 62)) counter = BASE62[n % 62] + counter;
+  return id.slice(0, 7) + counter + id.slice(11);
+}
+
 /** Audit writes that failed in this process since it started, read by /metrics. */
 export const auditWrites = { failed: 0 };
 
@@ -108,12 +125,12 @@ export async function auditSession(deps: Deps, accountId: string, action: "sessi
   const workspaces = await deps.store.listMemberships(accountId).then((ms) => ms.map((m) => m.workspace.id), () => []);
   const at = deps.now();
   const ids = workspaces.length > 0 ? workspaces : [accountId];
-  await appendAudit(deps, ids.map((workspaceId) => auditEntry({ workspaceId, accountId }, action, null, detail, at, newId())));
+  await appendAudit(deps, ids.map((workspaceId) => auditEntry({ workspaceId, accountId }, action, null, detail, at, auditId())));
 }
 
 /** Records that `actor` did `action` to `target`; never throws (see appendAudit). */
 export function recordAudit(
   deps: Deps, actor: AuditActor, action: AuditAction, target: AuditTarget | null, detail: Record<string, unknown> = {},
 ): Promise<void> {
-  return appendAudit(deps, [auditEntry(actor, action, target, detail, deps.now(), newId())]);
+  return appendAudit(deps, [auditEntry(actor, action, target, detail, deps.now(), auditId())]);
 }

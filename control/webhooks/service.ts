@@ -120,7 +120,8 @@ export async function createEndpoint(deps: Deps, caller: Caller, raw: unknown): 
   };
   await deps.store.createWebhookEndpoint(endpoint);
   forgetSubscribers();
-  await recordAudit(deps, caller, "webhook.created", { type: "webhook", id: endpoint.id }, { url: endpoint.url, events: endpoint.events });
+  // The host only: a receiver's URL may carry its own secret in the path (a Slack or Discord webhook's does).
+  await recordAudit(deps, caller, "webhook.created", { type: "webhook", id: endpoint.id }, { host: new URL(endpoint.url).host, events: endpoint.events });
   return { ...endpointView(endpoint), secret: endpoint.secret };
 }
 

@@ -133,14 +133,28 @@ describe("domains, webhooks, sessions and OAuth connections", () => {
     expect(deleted.map((e) => [e.action, e.detail])).toEqual([["domain.deleted", { hostname, links: 0, linksDeleted: false }]]);
   });
 
-  test("a webhook endpoint created and deleted; its secret is not in the entry", async () => {
+  test("an API key made and revoked: its name and scopes, never the key", async () => {
+    let made = { key: "", id: "" };
+    const entries = await recorded(async () => {
+      const k = await cp.createKey("audit-recording@example.com", "deploy bot");
+      made = { key: k.key, id: k.caller.keyId! };
+      await cp.auth.revoke(owner.caller, made.id);
+    });
+    expect(entries.map((e) => [e.action, e.targetId, e.detail.name, e.actorAccountId, e.actorKeyId])).toEqual([
+      ["key.created", made.id, "deploy bot", owner.account.id, null],
+      ["key.revoked", made.id, "deploy bot", owner.account.id, owner.caller.keyId],
+    ]);
+    expect(JSON.stringify(entries)).not.toContain(made.key);
+  });
+
+  test("a webhook endpoint created and deleted; its secret and URL path are not in the entry", async () => {
     let endpoint: { id: string; secret: string } = { id: "", secret: "" };
     const entries = await recorded(async () => {
       endpoint = await call("POST", "/api/v1/webhooks", { url: "http://127.0.0.1:9/hook", events: ["link.created"] }, 201);
       await call("DELETE", `/api/v1/webhooks/${endpoint.id}`, undefined, 204);
     });
     expect(entries.map((e) => [e.action, e.targetId, e.detail])).toEqual([
-      ["webhook.created", endpoint.id, { url: "http://127.0.0.1:9/hook", events: ["link.created"] }],
+      ["webhook.created", endpoint.id, { host: "127.0.0.1:9", events: ["link.created"] }],
       ["webhook.deleted", endpoint.id, {}],
     ]);
     expect(JSON.stringify(entries)).not.toContain(endpoint.secret);
