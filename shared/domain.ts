@@ -119,14 +119,12 @@ export interface ShortBase {
 }
 
 /**
- * Where the short addresses of `domain` start: BASE_URL on the base domain, `https://<domain>` on a custom one
+ * The short address of `slug` on `domain`: under BASE_URL on the base domain, `https://<domain>/` on a custom one
  * (custom domains are served over HTTPS, Caddy's on-demand TLS: docs/domains.md). The one rule for every shortUrl:
- * the API's link, bulk rows, analytics, event webhooks, the redirector's preview card and click webhooks.
+ * the API's link (toLinkObject), bulk rows, analytics, event webhooks, the redirector's preview card and click webhooks.
  */
-export const shortBaseOf = (base: ShortBase, domain: string): string => (domain === base.defaultDomain ? base.baseUrl : `https://${domain}`);
-
-/** The short address of `slug` on `domain` (shortBaseOf). */
-export const shortUrlOf = (base: ShortBase, domain: string, slug: string): string => `${shortBaseOf(base, domain)}/${slug}`;
+export const shortUrlOf = (base: ShortBase, domain: string, slug: string): string =>
+  `${domain === base.defaultDomain ? base.baseUrl : `https://${domain}`}/${slug}`;
 
 const LABEL = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/;
 /** Characters that make a host something else: a port, a path, credentials, a query, an address literal. */

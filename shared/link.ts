@@ -3,6 +3,7 @@
  * reads it (CompiledLink): a compact record with everything the hot path needs precomputed once,
  * when the link is stored, so a click does no parsing.
  */
+import { shortUrlOf, type ShortBase } from "./domain.ts";
 import { isoOrNull } from "./time.ts";
 import type { LinkState, LinkStatus, RuleKind } from "./enums.ts";
 import { linkFieldEntries, type LinkRecord } from "./link-fields.ts";
@@ -165,11 +166,12 @@ export function compileLink(link: LinkRecord): CompiledLink {
 
 
 /**
- * The API view of a link (§3.1): the declared fields it shows (dates as ISO strings), the short address, whether
- * a password is set (the hash never leaves) and the live state at `now`. `hits`: the best known count.
+ * The API view of a link (§3.1): the declared fields it shows (dates as ISO strings), the short address on its
+ * domain (shortUrlOf), whether a password is set (the hash never leaves) and the live state at `now`. `hits`: the
+ * best known count.
  */
-export function toLinkObject(link: LinkRecord, baseUrl: string, now: number, hits = link.hits): LinkObject {
-  const out: Record<string, unknown> = { slug: link.slug, shortUrl: `${baseUrl}/${link.slug}` };
+export function toLinkObject(link: LinkRecord, base: ShortBase, now: number, hits = link.hits): LinkObject {
+  const out: Record<string, unknown> = { slug: link.slug, shortUrl: shortUrlOf(base, link.domain, link.slug) };
   for (const [name, f] of linkFieldEntries) {
     if (f.show === "value") out[name] = link[name];
     else if (f.show === "date") out[name] = isoOrNull(link[name] as number | null);

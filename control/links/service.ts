@@ -2,7 +2,7 @@
  * One function per link operation. REST, MCP and the dashboard all call these; they take a validated
  * input shape, do the I/O through the ports and return API objects or throw AppError.
  */
-import { shortBaseOf, shortUrlOf } from "../../shared/domain.ts";
+import { shortUrlOf } from "../../shared/domain.ts";
 import { AppError, invalidInput, toAppError, type FieldError } from "../../shared/errors.ts";
 import { randomSlug, newId } from "../../shared/ids.ts";
 import { FairLimiter, Limiter } from "../../shared/limiter.ts";
@@ -142,11 +142,11 @@ export const EXTERNAL_ID_PREFIX = "ext_";
  * the reserved block counts as served, so the state says limit_reached when the link answers 410).
  */
 async function view(deps: Deps, link: LinkRecord): Promise<LinkObject> {
-  if (link.maxHits === null) return toLinkObject(link, shortBaseOf(deps.config, link.domain), deps.now());
+  if (link.maxHits === null) return toLinkObject(link, deps.config, deps.now());
   const counted = await deps.hot.peekHits(link.id).catch(() => null);
   const stored = counted === null ? await deps.store.storedHits(link.id).catch(() => null) : null;
   const hits = counted ?? Math.max(link.hits, stored?.reserved ?? 0);
-  return toLinkObject(link, shortBaseOf(deps.config, link.domain), deps.now(), hits);
+  return toLinkObject(link, deps.config, deps.now(), hits);
 }
 
 /** The caller's link with this externalId, or null. */

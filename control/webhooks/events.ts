@@ -4,7 +4,6 @@
  * store that refuses the events refuses the change. With no endpoint subscribed (the usual case) no event is made
  * and the change writes nothing more. Clicks' events are written after their batch commits (clickEvents).
  */
-import { shortBaseOf } from "../../shared/domain.ts";
 import { newId } from "../../shared/ids.ts";
 import { toLinkObject, type LinkRecord } from "../../shared/link.ts";
 import type { EventWebhookStore, StoredClick, WebhookEventRecord, WebhookEventType } from "../../shared/ports.ts";
@@ -100,7 +99,7 @@ export async function linkEventsFor(
   const at = deps.now();
   return subscribed.map((link) => ({
     id: `evt_${newId()}`, type, accountId: link.accountId, linkId: link.id, at, giveUpAt: at + retryWindowMs(),
-    payload: eventBody(type, at, toLinkObject(link, shortBaseOf(deps.config, link.domain), at)),
+    payload: eventBody(type, at, toLinkObject(link, deps.config, at)),
   }));
 }
 

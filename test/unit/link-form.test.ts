@@ -83,7 +83,7 @@ const CTX = { ownHosts: ownHostsOf(["http://clink.test"], 3000) };
 /** A link whose every form field holds its widget's sample, as the API shows it. */
 function sampleLink(): LinkObject {
   const record = newLinkRecord({ id: "l1", accountId: "a1", domain: "clink.test", slug: "sample", target: "https://example.com/", createdAt: 0 });
-  const link = toLinkObject(record, "http://clink.test", 0) as unknown as Record<string, unknown>;
+  const link = toLinkObject(record, { baseUrl: "http://clink.test", defaultDomain: "clink.test" }, 0) as unknown as Record<string, unknown>;
   for (const f of FORM_FIELDS) if (f.form.widget !== "password") link[f.name] = sampleOf(f).shown(f);
   link.hasPassword = true;
   return link as unknown as LinkObject;
