@@ -33,7 +33,8 @@ export const csrfField = (token: string) => `<input type="hidden" name="_csrf" v
 /**
  * The header's workspace switcher (issue #24): the current workspace's name opens the person's workspaces, each a
  * button of one form posting the switch (POST-redirect-GET, the session's CSRF token), and the workspace's pages.
- * A <details>, so it opens and closes with no script and is announced as a disclosure.
+ * A <details>, so it opens and closes with no script and is announced as a disclosure. On a phone it shares the
+ * brand's row with Sign out, and the email moves into it (static.ts), so the header keeps two rows.
  */
 function switcher(viewer: Viewer): string {
   if (!viewer.workspaces) return "";
@@ -41,8 +42,8 @@ function switcher(viewer: Viewer): string {
   const current = all.find((w) => w.id === currentId);
   const items = all.map((w) => `<li><button type="submit" name="workspace" value="${esc(w.id)}"${w.id === currentId ? ' aria-current="true"' : ""}><span class="ws-item">${esc(w.name)}</span><span class="small muted">${w.role}</span></button></li>`).join("");
   return `<details class="ws"><summary><span class="sr-only">Workspace: </span><span class="ws-name">${esc(current?.name ?? "Workspace")}</span></summary>
-<div class="ws-menu"><form method="post" action="/dashboard/workspace/switch" aria-label="Switch workspace">${csrfField(viewer.csrfToken)}<ul>${items}</ul></form>
-<ul class="ws-links"><li><a href="/dashboard/workspace">Workspace settings</a></li><li><a href="/dashboard/members">Members</a></li><li><a href="/dashboard/workspaces/new">New workspace</a></li></ul></div></details>`;
+<div class="ws-menu"><p class="ws-who small muted">Signed in as ${esc(viewer.email)}</p><form method="post" action="/dashboard/workspace/switch" aria-label="Switch workspace">${csrfField(viewer.csrfToken)}<ul>${items}</ul></form>
+<ul class="ws-links"><li><a href="/dashboard/workspace">Workspace settings</a></li><li><a href="/dashboard/members">Members</a></li>${current?.role === "admin" || current?.role === "owner" ? '<li><a href="/dashboard/audit">Audit log</a></li>' : ""}<li><a href="/dashboard/workspaces/new">New workspace</a></li></ul></div></details>`;
 }
 
 /** The signed-in header: who and sign-out beside the brand, the section links on a row of their own on a phone. */

@@ -28,6 +28,7 @@ header.top .ws-name{overflow:hidden;text-overflow:ellipsis;white-space:nowrap;fo
 .ws-menu button:hover,.ws-menu a:hover{background:var(--bg)}.ws-menu button[aria-current=true]{font-weight:700}.ws-menu button[aria-current=true]::before{content:"✓ "}
 .ws-menu .ws-item{overflow:hidden;text-overflow:ellipsis;white-space:nowrap;flex:1}
 header.top .ws-menu a{display:block;color:var(--accent);padding:.35rem .6rem;border-radius:6px}
+.ws-menu .ws-who{display:none;margin:0;padding:.35rem .6rem;border-bottom:1px solid var(--line);overflow-wrap:anywhere}
 table+.card{margin-top:1rem}
 main{max-width:72rem;margin:0 auto;padding:1.25rem 1rem 3rem}
 main.narrow{max-width:26rem;padding-top:8vh}
@@ -123,7 +124,10 @@ dl.facts dt{color:var(--muted)}dl.facts dd{margin:0;overflow-wrap:anywhere}
   header.top .bar{justify-content:space-between}
   header.top nav{order:3;flex:1 0 100%;justify-content:space-between;max-width:22rem}
   header.top .who .email{max-width:11rem}
-  header.top .ws{order:2;flex:1 0 100%}header.top .ws summary{max-width:100%;width:max-content}
+  header.top .bar{position:relative}
+  header.top .ws{position:static;flex:0 1 auto}header.top .ws summary{max-width:100%}
+  header.top .ws-menu{left:1rem;top:calc(100% - .25rem)}
+  header.top .who .email{display:none}.ws-menu .ws-who{display:block}
   .filters{grid-template-columns:1fr 1fr}.filters .q{grid-column:1/-1}
   .overview{grid-template-columns:1fr}
   .rows .row{grid-template-columns:1fr 1fr}.rows .row .url{grid-column:1/-1}

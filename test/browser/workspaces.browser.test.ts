@@ -72,8 +72,11 @@ describe("workspaces in chromium", () => {
     await page.getByRole("button", { name: "Accept and join" }).click();
     await page.waitForURL("**/dashboard/links?flash=invitation-accepted");
     expect(await page.locator('a[href="/dashboard/links/new"]').count()).toBe(0);
+    // The switcher shares the brand's row: the header keeps its two rows (front-door.browser.test.ts).
+    expect(await page.evaluate(() => document.querySelector("header")!.getBoundingClientRect().height)).toBeLessThanOrEqual(100);
     await page.locator("header details.ws summary").click();
     expect(await page.getByRole("button", { name: /Browser Team/ }).getAttribute("aria-current")).toBe("true");
+    expect(await page.textContent(".ws-menu .ws-who")).toBe("Signed in as ws-viewer.browser@example.com");
     await check("phone", "switcher-open");
     await page.getByRole("link", { name: "Members" }).click();
     await page.waitForURL("**/dashboard/members");
