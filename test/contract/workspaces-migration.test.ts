@@ -55,7 +55,7 @@ async function checkMigrated(store: Store, before: unknown[][], after: () => Pro
   }
   expect(await store.findApiKeyByHash("hash-k1")).toMatchObject({ id: "k1", accountId: "a", createdBy: "a", scopes: ["links:read"] });
   expect((await store.getSession("s1"))?.workspaceId).toBeNull();
-  expect((await store.listLinks("a", {})).links.map((l) => [l.id, l.tags, l.hits])).toEqual([["l2", ["x"], 3], ["l1", ["x"], 3]]);
+  expect((await store.listLinks("a", { limit: 10 })).links.map((l) => [l.id, l.tags, l.hits])).toEqual([["l2", ["x"], 3], ["l1", ["x"], 3]]);
   let clicks = 0;
   for await (const c of store.readCells({ accountId: "a" }, 0, Number.MAX_SAFE_INTEGER)) clicks += c.clicks;
   expect(clicks).toBe(3);
