@@ -43,7 +43,7 @@ async function until<T>(what: string, probe: () => T | undefined | Promise<T | u
 }
 
 beforeAll(async () => {
-  const caddyPath = caddyExecutable();
+  const caddyPath = await caddyExecutable();
   dir = mkdtempSync(join(tmpdir(), "clink-caddy-"));
   cp = await startControlPlane({ env: { BASE_URL: "https://links.localhost", RATE_LIMIT_PER_MINUTE: "100000" } });
   dns = await startDnsServer();

@@ -10,7 +10,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { REPO_ROOT } from "../helpers/server.ts";
 import { waitFor } from "../helpers/scale.ts";
-import { aptFailure, aptRunner } from "../setup/chromium.ts";
+import { aptFailure, aptRunner } from "../setup/apt.ts";
 import { clusterProblem, slotRanges } from "../setup/redis-cluster.ts";
 import { bunTestArgs, WORKERS } from "../setup/run-suite.ts";
 import { inTestDirs, selectTestFiles } from "../setup/select.ts";

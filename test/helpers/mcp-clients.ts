@@ -131,7 +131,7 @@ export interface BrowserSignIn {
  * the dashboard asks the person to sign in first, signs in on its form, and hands the page that follows to `work`.
  */
 async function signedInPage<T>(url: string, person: Pick<Person, "email" | "password">, work: (page: Page) => Promise<T>): Promise<T> {
-  const problem = ensureChromium();
+  const problem = await ensureChromium();
   if (problem) throw new Error(problem);
   const context = await (await sharedBrowser()).newContext();
   try {

@@ -1,6 +1,8 @@
 /**
- * What a set of test files needs beyond the machine's Postgres and Redis, provided once for all of them: a Redis
- * Cluster for contract and end-to-end files, Chromium for browser files. Used by the suite's runner
+ * What a set of test files needs beyond the machine's Postgres and Redis, provided once for all of them and side
+ * by side (the cluster forms while apt-get installs): a Redis Cluster for contract and end-to-end files, Chromium
+ * for browser files and the MCP clients' OAuth browser step, Caddy for the custom-domains HTTPS test. Used by the
+ * suite's runner
  * (run-suite.ts), which provides them before its parallel `bun test` starts, and by the preload (services.ts),
  * which finds them in the environment then, or provides them itself to a `bun test` started by hand.
  *
@@ -10,6 +12,7 @@
  * later file tries again.
  */
 import { resolve } from "node:path";
+import { ensureCaddy } from "./caddy.ts";
 import { ensureChromium } from "./chromium.ts";
 import { CLUSTER_PROBLEM_VAR, clusterProblem, startTestCluster } from "./redis-cluster.ts";
 import { inTestDirs } from "./select.ts";
@@ -19,6 +22,9 @@ const TEST_FILE = /(\.|_)(test|spec)\.(c|m)?[jt]sx?$/;
 /** Test files under these folders of test/ may talk to a Redis Cluster; those under browser/ drive Chromium. */
 const CLUSTER_DIRS = ["contract", "e2e"];
 const BROWSER_DIRS = ["browser"];
+/** Files elsewhere that drive Chromium (the MCP clients' OAuth sign-in), or run Caddy. */
+const CHROMIUM_FILES = /\/e2e\/mcp-clients[^/]*\.test\.ts$/;
+const CADDY_FILES = /\/e2e\/domains-caddy\.test\.ts$/;
 
 export const note = (line: string) => console.error(`test setup: ${line}`);
 /** Set by the suite's runner for its workers: what the run's files need is provided already (or said why not). */
@@ -66,11 +72,12 @@ async function provideCluster(scope: string): Promise<(() => Promise<void>) | nu
  */
 export async function provideServices(files: string[], scope: string): Promise<() => Promise<void>> {
   defaultServiceUrls();
-  const stopCluster = inTestDirs(files, CLUSTER_DIRS, TEST_ROOT) ? await provideCluster(scope) : null;
-  if (inTestDirs(files, BROWSER_DIRS, TEST_ROOT)) {
-    const problem = ensureChromium();
-    if (problem) note(problem);
-  }
+  const reported = (problem: string | null) => void (problem && note(problem));
+  const [stopCluster] = await Promise.all([
+    inTestDirs(files, CLUSTER_DIRS, TEST_ROOT) ? provideCluster(scope) : null,
+    inTestDirs(files, BROWSER_DIRS, TEST_ROOT) || files.some((f) => CHROMIUM_FILES.test(f)) ? ensureChromium().then(reported) : null,
+    files.some((f) => CADDY_FILES.test(f)) ? ensureCaddy().then(reported) : null,
+  ]);
   return async () => {
     await stopCluster?.();
   };

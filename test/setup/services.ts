@@ -6,7 +6,8 @@
  *   (postgres://postgres@127.0.0.1:5432/test, redis://127.0.0.1:6379), as the test helpers always read them.
  * - Contract and end-to-end tests get a Redis Cluster in REDIS_CLUSTER_NODES_TEST: the one named there when it is
  *   healthy, otherwise a private one started here (test/setup/redis-cluster.ts) and torn down when the run ends.
- * - Browser tests get Chromium, installed with apt-get when missing (test/setup/chromium.ts).
+ * - Browser tests (and the MCP clients' OAuth sign-in) get Chromium, the custom-domains HTTPS test Caddy, installed
+ *   with apt-get when missing (test/setup/apt.ts), while the cluster forms.
  *
  * `npm test` (test/setup/run-suite.ts) provides both once before its parallel workers start, for the files it was
  * asked to run, and names them in the environment; its workers' preloads leave it at that. A plain `bun test` run
