@@ -7,6 +7,7 @@
  *   POST /dashboard/signout
  *   GET  /dashboard/keys                 POST /dashboard/keys (303; the GET after it shows the key once), POST …/:id/revoke
  *   GET  /dashboard/apps                 connected OAuth applications; POST …/:id/revoke (apps-page.ts)
+ *   GET  /dashboard/audit                the workspace's audit log, for admins and owners (audit-page.ts)
  *   GET  /dashboard/authorize            the OAuth consent page; POST the same: allow or deny (control/oauth/consent-page.ts)
  *   GET  /dashboard/links                (q, tag, folder, status, cursor)
  *   GET  /dashboard/links/new            POST /dashboard/links
@@ -40,6 +41,7 @@ import { INVITATION_PATH } from "../workspaces/service.ts";
 import { home, signIn, signInPage, signOut, signUp, signUpPage } from "./auth-pages.ts";
 import { createKey, keysIndex, revokeKey } from "./keys-page.ts";
 import { appsIndex, revokeApp } from "./apps-page.ts";
+import { auditIndex } from "./audit-page.ts";
 import { consentDecision, consentPage } from "../oauth/consent-page.ts";
 import { errorPage } from "./layout.ts";
 import { createLinkAction, deleteLinkAction, deleteLinkPage, editLinkPage, newLinkPage, resumeWebhookAction, updateLinkAction } from "./link-actions.ts";
@@ -116,6 +118,7 @@ export function dashboardRoutes(deps: Deps, auth: KeyAuthenticator) {
     .post("/dashboard/keys", run(withSessionForm(createKey)))
     .post("/dashboard/keys/:id/revoke", run(withSessionForm(revokeKey(auth))))
     .get("/dashboard/apps", run(withSession(appsIndex)))
+    .get("/dashboard/audit", run(withSession(auditIndex)))
     .post("/dashboard/apps/:id/revoke", run(withSessionForm(revokeApp)))
     .get("/dashboard/authorize", run(withSession(consentPage)))
     .post("/dashboard/authorize", run(withSessionForm(consentDecision)))
