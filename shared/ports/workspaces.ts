@@ -52,7 +52,7 @@ export interface WorkspaceStore {
   renameWorkspace(id: string, name: string): Promise<boolean>;
   /**
    * Deletes the workspace and everything it holds (links, their clicks, domains, keys, webhooks, import jobs, OAuth
-   * grants, members, invitations), in one transaction; sessions acting for it fall back to their personal workspace.
+   * grants, members, invitations, its audit log), in one transaction; sessions acting for it fall back to their personal workspace.
    */
   deleteWorkspace(id: string): Promise<boolean>;
   /** The workspaces an account belongs to, personal first, then by name. */

@@ -191,6 +191,11 @@ export function runWorkspaceContract(name: string, make: () => Promise<Store>, c
       await s().createSession(sess);
       await s().setSessionWorkspace(sess.idHash, w.id);
       expect(await ctx.clicksOf(held.link.id)).toBe(1);
+      const audit = (workspaceId: string) => ({
+        id: uid(), workspaceId, at: T0, actorAccountId: owner, actorKeyId: null, actorGrantId: null, action: "link.created", targetType: "link",
+        targetId: uid(), detail: {},
+      });
+      await s().appendAudit([audit(w.id), audit(owner)]);
 
       expect(await s().deleteWorkspace(w.id)).toBe(true);
       expect(await s().getWorkspace(w.id)).toBeNull();
@@ -205,6 +210,8 @@ export function runWorkspaceContract(name: string, make: () => Promise<Store>, c
       expect(await s().listInvitations(w.id)).toEqual([]);
       expect((await s().listMemberships(member)).map((m) => m.workspace.id)).toEqual([member]);
       expect((await s().getSession(sess.idHash))?.workspaceId).toBeNull();
+      expect(await s().listAudit(w.id, { limit: 10 })).toEqual([]);
+      expect(await s().listAudit(owner, { limit: 10 })).toHaveLength(1);
 
       expect(await s().getLinkById(kept.link.id)).toEqual({ ...kept.link, hits: 1 });
       expect(await ctx.clicksOf(kept.link.id)).toBe(1);

@@ -64,9 +64,14 @@ export function postgresWorkspaces(c: PostgresConnection): WorkspaceStore {
     },
 
     deleteWorkspace(id: string): Promise<boolean> {
-      // Everything it holds names it by a foreign key ON DELETE CASCADE (links and their click data through them,
-      // keys, domains, import jobs, webhook endpoints and their deliveries, members, invitations, OAuth grants).
-      return c.run(async () => (await sql`DELETE FROM workspaces WHERE id = ${id}`).count === 1);
+      return c.run(() =>
+        sql.begin(async (tx) => {
+          // Its audit log names it without a foreign key (appends stay a plain insert); everything else it holds names
+          // it by one ON DELETE CASCADE (links and their click data through them, keys, domains, import jobs, webhook
+          // endpoints and their deliveries, members, invitations, OAuth grants).
+          await tx`DELETE FROM audit_log WHERE workspace_id = ${id}`;
+          return (await tx`DELETE FROM workspaces WHERE id = ${id}`).count === 1;
+        }));
     },
 
     listMemberships(accountId: string): Promise<Membership[]> {

@@ -90,9 +90,13 @@ export function sqliteWorkspaces(c: SqliteConnection): WorkspaceStore {
     },
 
     async deleteWorkspace(id: string): Promise<boolean> {
-      // Everything it holds names it by a foreign key ON DELETE CASCADE (links and their click data through them,
-      // keys, domains, import jobs, webhook endpoints and their deliveries, members, invitations, OAuth grants).
-      return c.db.transaction(() => c.st(`DELETE FROM workspaces WHERE id = ?`).run(id).changes === 1).immediate();
+      return c.db.transaction(() => {
+        // Its audit log names it without a foreign key (appends stay a plain insert); everything else it holds names
+        // it by one ON DELETE CASCADE (links and their click data through them, keys, domains, import jobs, webhook
+        // endpoints and their deliveries, members, invitations, OAuth grants).
+        c.st(`DELETE FROM audit_log WHERE workspace_id = ?`).run(id);
+        return c.st(`DELETE FROM workspaces WHERE id = ?`).run(id).changes === 1;
+      }).immediate();
     },
 
     async listMemberships(accountId: string): Promise<Membership[]> {
