@@ -28,6 +28,9 @@ function returnsTo(uri: string): string {
   return `<span class="mono">${esc(u.protocol)}</span> <span class="muted">(an application installed on this device)</span>`;
 }
 
+/** The workspace the session works in, which the connection will act for (switch first to connect another). */
+const workspaceName = (ctx: SignedInCtx): string => ctx.viewer.workspaces?.all.find((w) => w.id === ctx.caller.workspaceId)?.name ?? "Personal";
+
 function consentHtml(ctx: SignedInCtx, r: AuthorizationRequest, earlier: Scope[], params: URLSearchParams): string {
   const c = r.client;
   const who = c.verifiedHost
@@ -45,7 +48,8 @@ function consentHtml(ctx: SignedInCtx, r: AuthorizationRequest, earlier: Scope[]
 <dl class="facts"><dt>Application</dt><dd><strong>${esc(c.name)}</strong> ${who}</dd>
 <dt>Returns to</dt><dd>${returnsTo(r.redirectUri)}</dd>
 <dt>Uses</dt><dd>${RESOURCE_WORDS[r.resourceKind]} <span class="mono small">${esc(r.resource)}</span></dd>
-<dt>Account</dt><dd>${esc(ctx.account.email)}</dd></dl>
+<dt>Account</dt><dd>${esc(ctx.account.email)}</dd>
+<dt>Workspace</dt><dd>${esc(workspaceName(ctx))} <span class="small muted">(as your role there allows)</span></dd></dl>
 <h2>It will be able to</h2><ul>${scopes}</ul>
 <p class="small muted">Allow only applications you started yourself. You can disconnect it at any time under <a href="/dashboard/apps">Connected applications</a>.</p>
 <form method="post" action="/dashboard/authorize">${csrfField(ctx.session.csrfToken)}${hidden}
@@ -81,5 +85,5 @@ export async function consentDecision({ ctx, form }: FormCtx<SignedInCtx>): Prom
   if (!check.ok) return refused(ctx, check);
   if (field(form, "decision") !== "allow") return toClient(deny(ctx.deps, check.request));
   const earlier = await earlierScopes(ctx.deps, ctx.account.id, check.request);
-  return toClient(await approve(ctx.deps, ctx.account.id, withEarlier(check.request, earlier)));
+  return toClient(await approve(ctx.deps, ctx.account.id, withEarlier(check.request, earlier), ctx.caller.workspaceId));
 }

@@ -33,7 +33,7 @@ interface Cached extends Found {
 }
 
 /** The workspace a token acts for: its grant's. */
-const workspaceOf = (t: AccessTokenLookup): string => t.accountId;
+const workspaceOf = (t: AccessTokenLookup): string => t.workspaceId;
 
 export class AccessTokens implements AccessTokenVerifier {
   private cache = new Map<string, Cached>();
