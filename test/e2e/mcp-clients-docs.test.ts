@@ -27,7 +27,7 @@ import {
   type ClientSandbox,
   type Person,
 } from "../helpers/mcp-clients.ts";
-import { initialize, spawnStdio, type StdioPeer } from "../helpers/mcp-stdio.ts";
+import { initialize, PROTOCOL_VERSION, spawnStdio, type StdioPeer } from "../helpers/mcp-stdio.ts";
 import { REPO_ROOT, startServer, type TestServer } from "../helpers/server.ts";
 
 const SECTION = "## Connect an assistant";
@@ -174,15 +174,20 @@ describe("examples given as an address, with the MCP Inspector", () => {
 });
 
 describe("Claude Desktop's examples, started as the commands they are", () => {
-  test("with a key: mcp-remote lists the tools and creates a link", async () => {
+  test("with a key (in --header, from the environment): mcp-remote initializes, lists the tools, creates and reads a link; a tool error is a result", async () => {
     const example = found.commands.find((c) => c.command.includes("--header"))!;
     const box = sandbox();
     const peer = spawnStdio(example.command, { env: { ...box.env, ...example.env } });
     peers.push(peer);
-    await initialize(peer);
+    expect(await initialize(peer)).toMatchObject({ protocolVersion: PROTOCOL_VERSION, serverInfo: { name: "clink" } });
     expect((await peer.request("tools/list")).tools).toHaveLength(TOOL_COUNT);
     const made = await peer.request("tools/call", { name: "create_link", arguments: { url: "https://example.com/docs-key", slug: "docs-desktop-key" } });
-    expect(made.structuredContent).toMatchObject({ slug: "docs-desktop-key" });
+    expect(made.structuredContent).toMatchObject({ slug: "docs-desktop-key", target: "https://example.com/docs-key" });
+    expect((await peer.request("tools/call", { name: "get_link", arguments: { slug: "docs-desktop-key" } })).structuredContent).toEqual(made.structuredContent);
+    // A tool error reaches the assistant as a result it can read, not as a broken bridge.
+    const missing = await peer.request("tools/call", { name: "get_link", arguments: { slug: "no-such-link" } });
+    expect(missing.isError).toBe(true);
+    expect(JSON.parse(missing.content[0].text)).toMatchObject({ status: 404, code: "not_found" });
   }, FLOW_MS);
 
   test("with OAuth: mcp-remote opens the browser, the person signs in and allows, then the tools work", async () => {

@@ -1,16 +1,16 @@
 /**
  * The MCP server with the clients people connect it with, headless, against a spawned embedded server (issue #23):
  * the MCP Inspector's CLI with a `ck_` key, on both its protocol eras (2025-11-25 in a session, the stateless
- * 2026-07-28), and mcp-remote (the stdio bridge of Claude Desktop, Cursor and others, here on 2025-06-18) with a key;
- * mcp-remote signing in with OAuth, its browser step (sign-in, consent) driven in Chromium, then listing and
+ * 2026-07-28), and mcp-remote (the stdio bridge of Claude Desktop, Cursor and others, here on 2025-06-18) with a
+ * wrong key; mcp-remote signing in with OAuth, its browser step (sign-in, consent) driven in Chromium, then listing and
  * calling tools, and starting again later without a browser, also once its access token has expired (refreshed);
  * the Inspector with the access token it got; the account holder disconnecting it in the dashboard ends both. The
- * documents' connection examples, the Inspector signing in by itself among them, are run in
- * test/e2e/mcp-clients-docs.test.ts.
+ * documents' connection examples, mcp-remote with a key and the Inspector signing in by itself among them, are run
+ * in test/e2e/mcp-clients-docs.test.ts.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { authorizationUrlOf, authorizeInBrowser, clientSandbox, disconnectInBrowser, inspectorCli, mcpRemoteCommand, newAccount, type ClientSandbox } from "../helpers/mcp-clients.ts";
-import { initialize, PROTOCOL_VERSION, spawnStdio, type StdioPeer } from "../helpers/mcp-stdio.ts";
+import { initialize, spawnStdio, type StdioPeer } from "../helpers/mcp-stdio.ts";
 import { freePort, startServer, type TestServer } from "../helpers/server.ts";
 
 /** The ten tools, as every client must list them. */
@@ -131,21 +131,8 @@ describe("mcp-remote, the stdio bridge", () => {
     for (const s of sandboxes) s.remove();
   });
 
-  test("with a key in --header (from the environment, as a client's config passes it): initialize, list, call", async () => {
-    const { key } = await newAccount(server, "bridge-key@example.com");
-    const box = sandbox();
-    const peer = bridge(mcpRemoteCommand(`${server.url}/mcp`, "--header", "Authorization:${CLINK_AUTH}"), { ...box.env, CLINK_AUTH: `Bearer ${key}` });
-
-    expect(await initialize(peer)).toMatchObject({ protocolVersion: PROTOCOL_VERSION, serverInfo: { name: "clink" } });
-    expect(toolNames(await peer.request("tools/list"))).toEqual(TOOLS);
-    const created = structured(await peer.request("tools/call", { name: "create_link", arguments: { url: "https://example.com/bridge", slug: "via-bridge" } }));
-    expect(created).toMatchObject({ slug: "via-bridge", target: "https://example.com/bridge" });
-    expect(structured(await peer.request("tools/call", { name: "get_link", arguments: { slug: "via-bridge" } }))).toEqual(created);
-    // A tool error reaches the assistant as a result it can read, not as a broken bridge.
-    const missing = await peer.request("tools/call", { name: "get_link", arguments: { slug: "no-such-link" } });
-    expect(missing.isError).toBe(true);
-    expect(JSON.parse(missing.content[0].text)).toMatchObject({ status: 404, code: "not_found" });
-  }, FLOW_MS);
+  // With a key in --header from the environment, as the documents' Claude Desktop entry passes it: run with that
+  // very command line by test/e2e/mcp-clients-docs.test.ts (initialize, list, call, a tool error).
 
   test("with a wrong key in --header: it offers the sign-in page instead (as docs/mcp.md warns)", async () => {
     const box = sandbox();
