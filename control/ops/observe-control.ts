@@ -17,7 +17,7 @@ type Handler = (req: Request) => Response | Promise<Response>;
 const ROUTE_WORDS = new Set([
   "api", "v1", "links", "bulk", "stats", "qr", "openapi.json", "mcp", "dashboard", "keys", "new", "edit", "delete",
   "revoke", "signin", "signup", "signout", "static", "qr.svg", "healthz", "readyz", "metrics", "favicon.ico",
-  "robots.txt", "docs", "clicks.csv", "analytics",
+  "robots.txt", "docs", "clicks.csv", "analytics", "audit",
 ]);
 const MAX_ROUTE_DEPTH = 6;
 

@@ -12,6 +12,11 @@ describe("routeOf", () => {
     expect(routeOf("/dashboard/analytics/clicks.csv")).toBe("/dashboard/analytics/clicks.csv");
   });
 
+  test("the audit log's routes keep their word", () => {
+    expect(routeOf("/api/v1/audit")).toBe("/api/v1/audit");
+    expect(routeOf("/dashboard/audit")).toBe("/dashboard/audit");
+  });
+
   test("slugs and ids are parameters; deep paths are cut", () => {
     expect(routeOf("/api/v1/links/anything-else")).toBe("/api/v1/links/:param");
     expect(routeOf("/a/b/c/d/e/f/g/h")).toBe("/:param/:param/:param/:param/:param/:param/…");
