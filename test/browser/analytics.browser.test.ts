@@ -56,8 +56,8 @@ describe("analytics pages in chromium", () => {
 
   beforeAll(async () => {
     mkdirSync(SCREENSHOTS, { recursive: true });
-    server = await startServer({ env: { COUNTRY_HEADER: "cf-ipcountry" } });
     browser = await sharedBrowser();
+    server = await startServer({ env: { COUNTRY_HEADER: "cf-ipcountry" } });
     desktop = await (await browser.newContext({ viewport: { width: 1280, height: 800 } })).newPage();
     phone = await (await browser.newContext({ viewport: { width: 390, height: 844 }, deviceScaleFactor: 2, isMobile: true, hasTouch: true })).newPage();
     for (const page of [desktop, phone]) {

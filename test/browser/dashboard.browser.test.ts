@@ -53,9 +53,9 @@ describe("dashboard in chromium", () => {
 
   beforeAll(async () => {
     mkdirSync(ARTIFACTS, { recursive: true });
+    browser = await sharedBrowser();
     server = await startServer({ env: { COUNTRY_HEADER: "cf-ipcountry" } });
     destination = startDestination();
-    browser = await sharedBrowser();
     desktop = await browser.newContext({ viewport: { width: 1280, height: 900 }, userAgent: DESKTOP_UA });
     await desktop.grantPermissions(["clipboard-read", "clipboard-write"], { origin: server.url });
     page = await desktop.newPage();

@@ -28,8 +28,8 @@ describe("the Domains page in chromium", () => {
 
   beforeAll(async () => {
     mkdirSync(SCREENSHOTS, { recursive: true });
-    server = await startServer();
     browser = await sharedBrowser();
+    server = await startServer();
     for (const size of Object.keys(SIZES) as Size[]) pages[size] = await openPage(browser, size, findings);
   }, STEP_MS);
 

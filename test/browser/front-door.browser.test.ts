@@ -72,8 +72,8 @@ describe("the dashboard's front door in chromium", () => {
 
   beforeAll(async () => {
     mkdirSync(SCREENSHOTS, { recursive: true });
-    server = await startServer();
     browser = await sharedBrowser();
+    server = await startServer();
     for (const size of Object.keys(SIZES) as Size[]) {
       const phone = size === "phone";
       contexts[size] = await browser.newContext({ viewport: SIZES[size], deviceScaleFactor: phone ? 2 : 1, isMobile: phone, hasTouch: phone });

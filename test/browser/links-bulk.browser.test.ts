@@ -29,8 +29,8 @@ describe("selecting every matching link in chromium", () => {
 
   beforeAll(async () => {
     mkdirSync(SCREENSHOTS, { recursive: true });
-    server = await startServer();
     browser = await sharedBrowser();
+    server = await startServer();
     for (const size of Object.keys(SIZES) as Size[]) {
       pages[size] = await openPage(browser, size, findings);
       await signInPage(pages[size], server.url, EMAIL, PASSWORD, size === "desktop");

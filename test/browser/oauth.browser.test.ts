@@ -28,10 +28,10 @@ const problems: string[] = [];
 
 beforeAll(async () => {
   mkdirSync(SCREENSHOTS, { recursive: true });
+  browser = await sharedBrowser();
   server = await startServer();
   // The application's loopback listener, as mcp-remote or a desktop assistant runs one.
   callback = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: (req) => (calls.push(new URL(req.url)), new Response("You can close this window.")) });
-  browser = await sharedBrowser();
   page = await (await browser.newContext({ viewport: { width: 1280, height: 800 } })).newPage();
   page.on("dialog", (d) => void d.accept());
   page.on("console", (m) => m.type() === "error" && problems.push(`console error: ${m.text()}`));

@@ -35,9 +35,9 @@ describe("the Webhooks pages in chromium", () => {
 
   beforeAll(async () => {
     mkdirSync(SCREENSHOTS, { recursive: true });
+    browser = await sharedBrowser();
     server = await startServer({ env: ENV });
     receiver = startReceiver();
-    browser = await sharedBrowser();
     for (const size of Object.keys(SIZES) as Size[]) pages[size] = await openPage(browser, size, findings);
   }, STEP_MS);
 
