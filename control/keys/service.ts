@@ -15,6 +15,7 @@ import type { AccessTokenVerifier } from "../auth/access-tokens.ts";
 import { effectiveScopes, roleAtLeast } from "../auth/roles.ts";
 import { ALL_SCOPES } from "../auth/scopes.ts";
 import type { Caller, Deps } from "../deps.ts";
+import { concerns } from "../workspaces/membership-events.ts";
 
 const REVOKED_CHANNEL = "api-key-revoked";
 const CACHE_TTL_MS = 30_000;
@@ -110,10 +111,10 @@ export class KeyAuthenticator {
       this.generation++;
       this.cache.delete(hash);
     });
-    // A role changed or a member left: any cached key may now act with another role, or not at all. Rare: forget all.
-    deps.hot.subscribe(MEMBERSHIP_CHANGED_CHANNEL, () => {
+    // A role changed or a member left: their cached keys may now act with another role, or not at all.
+    deps.hot.subscribe(MEMBERSHIP_CHANGED_CHANNEL, (message) => {
       this.generation++;
-      this.cache.clear();
+      for (const [hash, c] of this.cache) if (concerns(message, c.caller)) this.cache.delete(hash);
     });
     // Revocations published while the subscription was down never arrive: forget every cached key.
     deps.hot.onResubscribed(() => {

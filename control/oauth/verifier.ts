@@ -14,6 +14,7 @@ import type { AccessTokenVerifier } from "../auth/access-tokens.ts";
 import { bearerChallenge } from "../auth/challenge.ts";
 import { effectiveScopes } from "../auth/roles.ts";
 import type { Caller, Deps } from "../deps.ts";
+import { concerns } from "../workspaces/membership-events.ts";
 import { resourceKindOf } from "./authorize.ts";
 import { onGrantRevoked } from "./grants.ts";
 import { ACCESS_TOKEN_PREFIX, hashOf } from "./tokens.ts";
@@ -46,10 +47,10 @@ export class AccessTokens implements AccessTokenVerifier {
       this.generation++;
       for (const [hash, c] of this.cache) if (c.token.grantId === grantId) this.cache.delete(hash);
     });
-    // A role changed or a member left: a cached role may be stale. Rare: forget every cached token.
-    deps.hot.subscribe(MEMBERSHIP_CHANGED_CHANNEL, () => {
+    // A role changed or a member left: the cached roles of that member's tokens may be stale.
+    deps.hot.subscribe(MEMBERSHIP_CHANGED_CHANNEL, (message) => {
       this.generation++;
-      this.cache.clear();
+      for (const [hash, c] of this.cache) if (concerns(message, { workspaceId: workspaceOf(c.token), accountId: c.token.accountId })) this.cache.delete(hash);
     });
     // Revocations published while the subscription was down never arrive: forget every cached token.
     deps.hot.onResubscribed(() => {

@@ -17,6 +17,7 @@ import { recordAudit } from "../audit/service.ts";
 import { requireRole } from "../auth/roles.ts";
 import type { Caller, Deps } from "../deps.ts";
 import { publishKeyRevocations } from "../keys/service.ts";
+import { membershipMessage } from "./membership-events.ts";
 import {
   INVITATION_DEFAULT_DAYS, InvitationInput, invitationState, RoleInput, toInvitationObject, toMemberObject, toWorkspaceObject, WorkspaceNameInput,
   type CreatedInvitation, type InvitationObject, type MemberObject, type WorkspaceObject,
@@ -44,7 +45,7 @@ function nameOf(raw: unknown): string {
 
 /** Tells every process that who may act for `workspaceId` changed: cached callers are forgotten (keys/service.ts, oauth/verifier.ts). */
 export function membershipChanged(deps: Deps, workspaceId: string, accountId: string): Promise<void> {
-  return deps.hot.publish(MEMBERSHIP_CHANGED_CHANNEL, `${workspaceId} ${accountId}`).catch(() => {});
+  return deps.hot.publish(MEMBERSHIP_CHANGED_CHANNEL, membershipMessage(workspaceId, accountId)).catch(() => {});
 }
 
 /** The role of `accountId` in `workspaceId`, or null when not a member (or the workspace is gone). */
