@@ -340,12 +340,12 @@ CREATE INDEX links_account_folder_lower ON links(account_id, lower(folder), crea
   { version: 19, name: "what each API key may do: its scopes (NULL: a key from before, every scope)", sql: KEY_SCOPES_POSTGRES },
   { version: 20, name: "OAuth authorization server: clients, codes, grants and their tokens (issue #23)", sql: OAUTH_POSTGRES },
   { version: 22, name: "custom domains, each hostname unique across accounts (issue #24)", sql: DOMAINS_POSTGRES },
-  { version: 24, name: "the audit log: who did what and when in a workspace (issue #24)", sql: AUDIT_POSTGRES },
   {
     version: 23,
     name: "workspaces, members and invitations; every account's personal workspace; owner columns name workspaces (issue #24)",
     sql: WORKSPACES_POSTGRES,
   },
+  { version: 24, name: "the audit log: who did what and when in a workspace (issue #24)", sql: AUDIT_POSTGRES },
   { version: 25, name: "analytics: rollup cells appended as one set per link, hour and transaction (issue #20)", sql: CELL_SETS_POSTGRES },
 ];
 
