@@ -135,7 +135,7 @@ describe("Postgres: click tables", () => {
 });
 
 describe("Postgres: raw click data compression", () => {
-  test("the data column of the click log is compressed with lz4 where the server has it, and rows read back", async () => {
+  test("the click log's data and the cell sets' cells are compressed with lz4 where the server has it, and read back", async () => {
     await onMigratedSchema(async (store, sql, schema) => {
       const [server] = await sql<{ v: number; lz4: boolean }[]>`
         SELECT current_setting('server_version_num')::int AS v,
@@ -153,6 +153,13 @@ describe("Postgres: raw click data compression", () => {
       const [row] = await sql<{ method: string | null }[]>`SELECT pg_column_compression(data) AS method FROM ${sql(schema)}.click_log`;
       expect(row.method).toBe(col.c === "l" ? "lz4" : "pglz");
       expect(await collect(store.readClickLog({ linkId: "l" }, 0, Number.MAX_SAFE_INTEGER))).toEqual(clicks);
+      // A busy link's cell set: 500 cells of its hour, far above 2 kB too.
+      await store.recordClicks(clicks.map((c, i) => ({ ...c, batch: "b2", dims: { ...c.dims, city: `City ${i}` } })));
+      const [set] = await sql<{ method: string | null; n: number }[]>`
+        SELECT pg_column_compression(cells) AS method, array_length(string_to_array(cells, chr(3)), 1) AS n
+        FROM ${sql(schema)}.click_cell_sets ORDER BY length(cells) DESC LIMIT 1`;
+      expect(set).toEqual({ method: col.c === "l" ? "lz4" : "pglz", n: 500 });
+      expect((await collect(store.readCells({ linkId: "l" }, 0, Number.MAX_SAFE_INTEGER))).reduce((n, c) => n + c.clicks, 0)).toBe(1_000);
     });
   });
 });
