@@ -206,6 +206,11 @@ export async function changeMemberRole(deps: Deps, caller: Caller, accountId: un
   if (target.role === "owner" || role === "owner") requireRole(caller, "owner", "Making or unmaking an owner");
   if (target.role === "owner") await keepOwner(deps, w, target, "Demoting this owner");
   if (!(await deps.store.setMemberRole(w.id, target.accountId, role))) throw new AppError("not_found", `No member "${target.accountId}" in this workspace`);
+  // Two owners demoting each other at once both passed keepOwner: the later one to find no owner left undoes its own.
+  if (target.role === "owner" && !(await deps.store.listMembers(w.id)).some((m) => m.role === "owner")) {
+    await deps.store.setMemberRole(w.id, target.accountId, "owner");
+    throw new AppError("last_owner", "Demoting this owner: this is the workspace's last owner; make another member owner first");
+  }
   await membershipChanged(deps, w.id, target.accountId);
   await recordAudit(deps, caller, "member.role_changed", { type: "member", id: target.accountId }, { from: target.role, to: role });
   return toMemberObject({ ...target, role }, (await deps.store.getAccount(target.accountId))?.email ?? null);

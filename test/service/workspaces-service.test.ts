@@ -8,6 +8,7 @@ import {
   listMembers, listMyWorkspaces, removeMember, renameWorkspace, revokeInvitation, switchWorkspace,
 } from "../../control/workspaces/service.ts";
 import { sessionCaller } from "../../control/dashboard/session.ts";
+import { createApiKey, listApiKeys } from "../../control/keys/service.ts";
 import { rejectionOf, startControlPlane, START_TIME, type InProcessControlPlane } from "../helpers/in-process.ts";
 import { personIn, team, tokenOf, type Team } from "../app/workspaces-helpers.ts";
 import type { Account, Session } from "../../shared/ports.ts";
@@ -136,6 +137,20 @@ describe("members and roles", () => {
     expect((await listMembers(cp.deps, personIn(solo.workspaceId, second, "owner"))).members.map((m) => [m.email, m.role])).toEqual([["second@example.com", "owner"]]);
   });
 
+  test("two owners demoting each other at once leave the workspace an owner", async () => {
+    const duo = await team(cp, "duo-a@example.com", "Duo");
+    const b = await duo.join("duo-b@example.com", "member");
+    await changeMemberRole(cp.deps, duo.ownerCaller, b.id, { role: "owner" });
+    const bCaller = personIn(duo.workspaceId, b, "owner");
+    const outcomes = await Promise.allSettled([
+      changeMemberRole(cp.deps, duo.ownerCaller, duo.owner.id, { role: "admin" }),
+      changeMemberRole(cp.deps, bCaller, b.id, { role: "admin" }),
+    ]);
+    const owners = (await listMembers(cp.deps, bCaller)).members.filter((m) => m.role === "owner");
+    expect(owners.length).toBeGreaterThan(0);
+    expect(outcomes.filter((o) => o.status === "rejected").map((o) => ((o as PromiseRejectedResult).reason as { code: string }).code)).toContain("last_owner");
+  });
+
   test("a personal workspace keeps its own account as owner", async () => {
     const me = await cp.account("personal@example.com");
     const mine = personIn(me.id, me, "owner");
@@ -218,5 +233,28 @@ describe("invitations", () => {
 
   test("a token that is unknown or malformed is not_found", async () => {
     for (const token of ["A".repeat(32), "short", "", 7, null, `${"a".repeat(31)}!`]) expect(await codeOf(acceptInvitation(cp.deps, member.id, token))).toBe("not_found");
+  });
+});
+
+describe("keys in a workspace", () => {
+  test("every member makes keys; admins see and revoke everyone's, others only their own", async () => {
+    const mine = await createApiKey(cp.deps, as(viewer, "viewer"), "viewer's");
+    const theirs = await createApiKey(cp.deps, as(admin, "admin"), "admin's");
+    expect(mine.view.createdBy).toBe(viewer.id);
+    const seenBy = async (a: Account, role: Parameters<typeof personIn>[2]) => (await listApiKeys(cp.deps, as(a, role))).map((k) => k.id);
+    expect(await seenBy(viewer, "viewer")).toContain(mine.view.id);
+    expect(await seenBy(viewer, "viewer")).not.toContain(theirs.view.id);
+    expect(await seenBy(admin, "admin")).toEqual(expect.arrayContaining([mine.view.id, theirs.view.id]));
+    expect(await codeOf(cp.auth.revoke(as(viewer, "viewer"), theirs.view.id))).toBe("not_found");
+    expect((await cp.request("GET", "/api/v1/links", { key: theirs.key })).status).toBe(200);
+    expect((await cp.auth.revoke(as(admin, "admin"), mine.view.id)).revokedAt).not.toBeNull();
+    expect((await cp.request("GET", "/api/v1/links", { key: mine.key })).status).toBe(401);
+    expect((await cp.auth.revoke(as(viewer, "viewer"), (await createApiKey(cp.deps, as(viewer, "viewer"), "again")).view.id)).revokedAt).not.toBeNull();
+  });
+
+  test("another workspace's key is not_found to an admin here", async () => {
+    const elsewhere = await team(cp, "keys-elsewhere@example.com", "Keys elsewhere");
+    const key = await createApiKey(cp.deps, elsewhere.ownerCaller, "theirs");
+    expect(await codeOf(cp.auth.revoke(t.ownerCaller, key.view.id))).toBe("not_found");
   });
 });
