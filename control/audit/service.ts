@@ -63,7 +63,7 @@ export function auditLink(deps: Deps, actor: AuditActor, action: "link.created" 
 export function auditBulk(deps: Deps, actor: AuditActor, action: "links.bulk_created" | "links.bulk_updated" | "links.bulk_deleted" | "import.finished", slugs: readonly string[], detail: Record<string, unknown> = {}): Promise<void> {
   if (slugs.length === 0 && action !== "import.finished") return Promise.resolve();
   const { count, sample } = sampled(slugs);
-  return recordAudit(deps, actor, action, null, { ...detail, count, slugs: sample });
+  return recordAudit(deps, actor, action, null, { count, slugs: sample, ...detail });
 }
 
 /** The entry for one action (pure: the time and the id are given). */

@@ -41,12 +41,13 @@ const pageUrl = (f: Filters, cursor?: string) => {
   return `/dashboard/audit${s ? `?${s}` : ""}`;
 };
 
-/** Who: the person's email (or their account id once the account is gone), and how: an API key, an app, or clink itself. */
+/** Who: the person's email (or their account id once the account is gone) and the API key or app used; clink itself. */
 function who(e: AuditEntryObject): string {
   if (e.actor.accountId === null) return '<span class="muted">clink</span>';
   const person = e.actor.email ? esc(e.actor.email) : `<span class="muted">deleted account ${esc(e.actor.accountId)}</span>`;
-  const via = e.actor.keyId ? `API key <code>${esc(e.actor.keyId)}</code>` : e.actor.grantId ? "a connected application" : "dashboard";
-  return `${person}<br><span class="small muted">${via}</span>`;
+  // Neither: the dashboard, or the server's command line (create-key).
+  const via = e.actor.keyId ? `API key <code>${esc(e.actor.keyId)}</code>` : e.actor.grantId ? "a connected application" : "";
+  return via ? `${person}<br><span class="small muted">${via}</span>` : person;
 }
 
 /** On what: the slug, hostname, name or client the detail names, else the target's kind and id. */

@@ -68,6 +68,7 @@ legend{font-weight:700;padding:0 .4rem}
 .copyrow{display:flex;gap:.5rem;align-items:center;margin:.5rem 0}.copyrow input{flex:1;min-width:0}
 .filters{display:grid;grid-template-columns:2fr 1fr 1fr 1fr 1fr auto;gap:.5rem;align-items:end}
 .filters label{margin:0 0 .2rem;font-size:.85rem}
+.filters>div{min-width:0}
 table{width:100%;border-collapse:collapse;background:var(--card);border:1px solid var(--line);border-radius:var(--radius)}
 th,td{text-align:left;padding:.55rem .7rem;border-bottom:1px solid var(--line);vertical-align:top}
 th{font-size:.8rem;text-transform:uppercase;letter-spacing:.04em;color:var(--muted)}

@@ -135,6 +135,8 @@ describe("the dashboard's front door in chromium", () => {
       await visit(size, "/dashboard/links/launch-page/stats", "stats");
       await visit(size, "/dashboard/links/launch-page/delete", "delete");
       await visit(size, "/dashboard/keys", "keys");
+      await visit(size, "/dashboard/audit", "audit");
+      await visit(size, "/dashboard/audit?action=links.bulk_created&from=bogus", "audit-bad-filter");
       await visit(size, "/dashboard/nowhere", "not-found");
     }
     // The header with addresses of every length: short ones used to leave the links a 40-130 px column.
