@@ -24,7 +24,7 @@ describe("workspace records of an export file", () => {
     for (const [type, data] of [["workspace", personal], ["workspace", shared], ["member", member]] as const) {
       expect(parseLine(line(type, data), 2)).toEqual({ kind: "record", record: { type, data } } as never);
     }
-    const key = { id: "k", accountId: "ws-1", createdBy: "acct-1", name: "ci", keyHash: "h", prefix: "ck_AbC1", createdAt: 1, lastUsedAt: null, revokedAt: null };
+    const key = { id: "k", accountId: "ws-1", createdBy: "acct-1", name: "ci", keyHash: "h", prefix: "ck_AbC1", createdAt: 1, lastUsedAt: null, revokedAt: null, scopes: null };
     expect(parseLine(line("apiKey", key), 3)).toEqual({ kind: "record", record: { type: "apiKey", data: key } });
   });
 
