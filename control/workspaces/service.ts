@@ -194,6 +194,18 @@ async function keepOwner(deps: Deps, w: WorkspaceRecord, target: MemberRecord, w
   if (owners <= 1) throw new AppError("last_owner", `${what}: this is the workspace's last owner; make another member owner first`);
 }
 
+/**
+ * Writes a member's role. Two owners demoting (or removing) each other at once both pass keepOwner: one that finds no
+ * owner left after its write undoes it (last_owner), so a workspace always keeps one.
+ */
+async function setRole(deps: Deps, workspaceId: string, target: MemberRecord, role: Role, what: string): Promise<void> {
+  if (!(await deps.store.setMemberRole(workspaceId, target.accountId, role))) throw new AppError("not_found", `No member "${target.accountId}" in this workspace`);
+  if (target.role === "owner" && role !== "owner" && !(await deps.store.listMembers(workspaceId)).some((m) => m.role === "owner")) {
+    await deps.store.setMemberRole(workspaceId, target.accountId, "owner");
+    throw new AppError("last_owner", `${what}: this is the workspace's last owner; make another member owner first`);
+  }
+}
+
 /** Changes a member's role (admins and owners; only owners make or unmake owners; the last owner stays one). */
 export async function changeMemberRole(deps: Deps, caller: Caller, accountId: unknown, raw: unknown): Promise<MemberObject> {
   requireRole(caller, "admin", "Changing a member's role");
@@ -205,12 +217,7 @@ export async function changeMemberRole(deps: Deps, caller: Caller, accountId: un
   if (target.role === role) return toMemberObject(target, (await deps.store.getAccount(target.accountId))?.email ?? null);
   if (target.role === "owner" || role === "owner") requireRole(caller, "owner", "Making or unmaking an owner");
   if (target.role === "owner") await keepOwner(deps, w, target, "Demoting this owner");
-  if (!(await deps.store.setMemberRole(w.id, target.accountId, role))) throw new AppError("not_found", `No member "${target.accountId}" in this workspace`);
-  // Two owners demoting each other at once both passed keepOwner: the later one to find no owner left undoes its own.
-  if (target.role === "owner" && !(await deps.store.listMembers(w.id)).some((m) => m.role === "owner")) {
-    await deps.store.setMemberRole(w.id, target.accountId, "owner");
-    throw new AppError("last_owner", "Demoting this owner: this is the workspace's last owner; make another member owner first");
-  }
+  await setRole(deps, w.id, target, role, "Demoting this owner");
   await membershipChanged(deps, w.id, target.accountId);
   await recordAudit(deps, caller, "member.role_changed", { type: "member", id: target.accountId }, { from: target.role, to: role });
   return toMemberObject({ ...target, role }, (await deps.store.getAccount(target.accountId))?.email ?? null);
@@ -226,7 +233,10 @@ export async function removeMember(deps: Deps, caller: Caller, accountId: unknow
   if (!leaving) requireRole(caller, "admin", "Removing a member");
   const [w, target] = [await workspaceOf(deps, caller), await memberOf(deps, caller, accountId)];
   if (!leaving && target.role === "owner") requireRole(caller, "owner", "Removing an owner");
-  await keepOwner(deps, w, target, leaving ? "Leaving" : "Removing this member");
+  const what = leaving ? "Leaving" : "Removing this member";
+  await keepOwner(deps, w, target, what);
+  // An owner stops being one first, so that two owners leaving at once cannot both go (setRole).
+  if (target.role === "owner") await setRole(deps, w.id, target, "admin", what);
   const r = await deps.store.removeMember(w.id, target.accountId, deps.now());
   if (!r.removed) throw new AppError("not_found", `No member "${target.accountId}" in this workspace`);
   await publishKeyRevocations(deps, r.revokedKeyHashes);

@@ -151,6 +151,18 @@ describe("members and roles", () => {
     expect(outcomes.filter((o) => o.status === "rejected").map((o) => ((o as PromiseRejectedResult).reason as { code: string }).code)).toContain("last_owner");
   });
 
+  test("two owners leaving at once leave the workspace an owner", async () => {
+    const duo = await team(cp, "leave-a@example.com", "Leaving duo");
+    const b = await duo.join("leave-b@example.com", "member");
+    await changeMemberRole(cp.deps, duo.ownerCaller, b.id, { role: "owner" });
+    const bCaller = personIn(duo.workspaceId, b, "owner");
+    const outcomes = await Promise.allSettled([leaveWorkspace(cp.deps, duo.ownerCaller), leaveWorkspace(cp.deps, bCaller)]);
+    const { members } = await listMembers(cp.deps, { ...bCaller, accountId: "reader" });
+    // One leaves and the other is refused, or (when both undo at once) both are refused: never none left.
+    expect(members.filter((m) => m.role === "owner").length).toBeGreaterThan(0);
+    expect(outcomes.filter((o) => o.status === "rejected").map((o) => ((o as PromiseRejectedResult).reason as { code: string }).code)).toContain("last_owner");
+  });
+
   test("a personal workspace keeps its own account as owner", async () => {
     const me = await cp.account("personal@example.com");
     const mine = personIn(me.id, me, "owner");
