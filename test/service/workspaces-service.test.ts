@@ -137,30 +137,34 @@ describe("members and roles", () => {
     expect((await listMembers(cp.deps, personIn(solo.workspaceId, second, "owner"))).members.map((m) => [m.email, m.role])).toEqual([["second@example.com", "owner"]]);
   });
 
-  test("two owners demoting each other at once leave the workspace an owner", async () => {
-    const duo = await team(cp, "duo-a@example.com", "Duo");
-    const b = await duo.join("duo-b@example.com", "member");
+  /** A workspace with two owners: its maker and `b`. */
+  async function twoOwners(tag: string) {
+    const duo = await team(cp, `${tag}-a@example.com`, tag);
+    const b = await duo.join(`${tag}-b@example.com`, "member");
     await changeMemberRole(cp.deps, duo.ownerCaller, b.id, { role: "owner" });
-    const bCaller = personIn(duo.workspaceId, b, "owner");
+    return { duo, bCaller: personIn(duo.workspaceId, b, "owner") };
+  }
+  const refusalCodes = (outcomes: PromiseSettledResult<unknown>[]) =>
+    outcomes.filter((o) => o.status === "rejected").map((o) => ((o as PromiseRejectedResult).reason as { code: string }).code);
+
+  test("two owners demoting each other at once leave the workspace an owner", async () => {
+    const { duo, bCaller } = await twoOwners("demoting");
     const outcomes = await Promise.allSettled([
       changeMemberRole(cp.deps, duo.ownerCaller, duo.owner.id, { role: "admin" }),
-      changeMemberRole(cp.deps, bCaller, b.id, { role: "admin" }),
+      changeMemberRole(cp.deps, bCaller, bCaller.accountId, { role: "admin" }),
     ]);
     const owners = (await listMembers(cp.deps, bCaller)).members.filter((m) => m.role === "owner");
     expect(owners.length).toBeGreaterThan(0);
-    expect(outcomes.filter((o) => o.status === "rejected").map((o) => ((o as PromiseRejectedResult).reason as { code: string }).code)).toContain("last_owner");
+    expect(refusalCodes(outcomes)).toContain("last_owner");
   });
 
   test("two owners leaving at once leave the workspace an owner", async () => {
-    const duo = await team(cp, "leave-a@example.com", "Leaving duo");
-    const b = await duo.join("leave-b@example.com", "member");
-    await changeMemberRole(cp.deps, duo.ownerCaller, b.id, { role: "owner" });
-    const bCaller = personIn(duo.workspaceId, b, "owner");
+    const { duo, bCaller } = await twoOwners("leaving");
     const outcomes = await Promise.allSettled([leaveWorkspace(cp.deps, duo.ownerCaller), leaveWorkspace(cp.deps, bCaller)]);
     const { members } = await listMembers(cp.deps, { ...bCaller, accountId: "reader" });
     // One leaves and the other is refused, or (when both undo at once) both are refused: never none left.
     expect(members.filter((m) => m.role === "owner").length).toBeGreaterThan(0);
-    expect(outcomes.filter((o) => o.status === "rejected").map((o) => ((o as PromiseRejectedResult).reason as { code: string }).code)).toContain("last_owner");
+    expect(refusalCodes(outcomes)).toContain("last_owner");
   });
 
   test("a personal workspace keeps its own account as owner", async () => {
