@@ -2,23 +2,24 @@
 import type { AuditEntry, ListedAuditEntry } from "../ports/audit.ts";
 
 /** The table in each store's types: SQLite migration 22, Postgres migration 24. */
-export function auditDdl(t: { text: string; bigint: string; bytewise: string }): string {
+export function auditDdl(t: { text: string; bigint: string; bytewise: string; clustered: string }): string {
   return `
 -- No foreign keys: an entry outlives the key, link or member it names (and the account, whose email is then unknown).
+-- Keyed by what a page reads, a workspace's entries by time then id (SQLite stores the rows in that order): one
+-- B-tree fewer to write per entry than an id key with a (workspace, time) index; audit_log_at serves the prune.
 CREATE TABLE audit_log (
-  id               ${t.text}${t.bytewise} PRIMARY KEY, -- pages end on (at, id), compared byte by byte in both stores
   workspace_id     ${t.text} NOT NULL,
   at               ${t.bigint} NOT NULL,
+  id               ${t.text}${t.bytewise} NOT NULL, -- pages end on (at, id), compared byte by byte in both stores
   actor_account_id ${t.text},
   actor_key_id     ${t.text},
   actor_grant_id   ${t.text},
   action           ${t.text} NOT NULL,
   target_type      ${t.text},
   target_id        ${t.text},
-  detail           ${t.text} NOT NULL -- JSON object
-);
--- A workspace's page, newest first, seeks here (filters are read along it); the retention prune reads audit_log_at.
-CREATE INDEX audit_log_workspace_at ON audit_log(workspace_id, at DESC, id DESC);
+  detail           ${t.text} NOT NULL, -- JSON object
+  PRIMARY KEY (workspace_id, at, id)
+)${t.clustered};
 CREATE INDEX audit_log_at ON audit_log(at);
 `;
 }

@@ -4,7 +4,7 @@ import { auditColumns, auditDdl, auditValues, toListedAuditEntry } from "../audi
 import type { PostgresConnection } from "./connection.ts";
 
 /** Migration 24. */
-export const AUDIT_POSTGRES = auditDdl({ text: "text", bigint: "bigint", bytewise: ' COLLATE "C"' });
+export const AUDIT_POSTGRES = auditDdl({ text: "text", bigint: "bigint", bytewise: ' COLLATE "C"', clustered: "" });
 
 const COLUMNS = auditColumns((n) => `"${n}"`);
 type Row = Omit<ListedAuditEntry, "detail"> & { detail: string };
@@ -43,7 +43,7 @@ export function postgresAudit(c: PostgresConnection): AuditStore {
 
     pruneAudit(before: number, max: number): Promise<number> {
       return c.run(async () => {
-        const { count } = await sql`DELETE FROM audit_log WHERE id IN (SELECT id FROM audit_log WHERE at < ${before} ORDER BY at LIMIT ${max})`;
+        const { count } = await sql`DELETE FROM audit_log WHERE (workspace_id, at, id) IN (SELECT workspace_id, at, id FROM audit_log WHERE at < ${before} ORDER BY at LIMIT ${max})`;
         return count;
       });
     },

@@ -4,7 +4,7 @@ import { auditColumns, auditDdl, auditValues, toListedAuditEntry } from "../audi
 import type { SqliteConnection } from "./connection.ts";
 
 /** Migration 22. */
-export const AUDIT_SQLITE = auditDdl({ text: "TEXT", bigint: "INTEGER", bytewise: "" });
+export const AUDIT_SQLITE = auditDdl({ text: "TEXT", bigint: "INTEGER", bytewise: "", clustered: " WITHOUT ROWID" });
 
 const SELECT = `SELECT ${auditColumns((n) => n)} FROM audit_log a LEFT JOIN accounts u ON u.id = a.actor_account_id`;
 type Row = Omit<ListedAuditEntry, "detail"> & { detail: string };
@@ -39,7 +39,7 @@ export function sqliteAudit(c: SqliteConnection): AuditStore {
     },
 
     async pruneAudit(before: number, max: number): Promise<number> {
-      return c.st(`DELETE FROM audit_log WHERE id IN (SELECT id FROM audit_log WHERE at < ? ORDER BY at LIMIT ?)`).run(before, max).changes;
+      return c.st(`DELETE FROM audit_log WHERE (workspace_id, at, id) IN (SELECT workspace_id, at, id FROM audit_log WHERE at < ? ORDER BY at LIMIT ?)`).run(before, max).changes;
     },
   };
 }
