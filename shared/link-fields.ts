@@ -98,8 +98,12 @@ const optionalAddress = (description: string, form: FieldSpec["form"]) =>
 export const LINK_FIELDS = {
   id: field({ type: T.String({ minLength: 1, maxLength: 200 }), codec: "text", show: false }),
   accountId: field({ type: T.String({ minLength: 1, maxLength: 200 }), codec: "text", show: false }),
-  /** Links are keyed by domain + slug from the start (design §9 custom domains). */
-  domain: field({ type: T.String({ minLength: 1 }), codec: "text", show: false }),
+  /**
+   * Links are keyed by domain + slug from the start (design §9 custom domains). Shown as stored: the custom
+   * domain's hostname, or the base domain's (BASE_URL's host), never null, as Dub's and Bitly's links always name
+   * theirs; it is what `?domain=` and a create's `domain` take, so a link read back can be named again.
+   */
+  domain: field({ type: T.String({ minLength: 1 }), codec: "text", show: "value" }),
   slug: field({ type: T.String({ minLength: 1, maxLength: 200 }), codec: "text", show: "value" }),
   target: field({
     type: T.String({ minLength: 1 }), codec: "text", show: "value",

@@ -14,7 +14,7 @@ import { BULK_FILTERS, BulkChangeInput, BulkDeleteInput, type BulkChangeRow, typ
 import { refuseServedDomains } from "./destinations.ts";
 import { auditBulk } from "../audit/service.ts";
 import type { LinkRecord } from "../../shared/link.ts";
-import { applyPreparedUpdate, BULK_MAX, findOwnLink, listLinkRecords, prepareUpdate, removeLink, validateUpdate, type PreparedUpdate } from "./service.ts";
+import { applyPreparedUpdate, BULK_MAX, domainParamOf, findOwnLink, listLinkRecords, prepareUpdate, removeLink, validateUpdate, type PreparedUpdate } from "./service.ts";
 
 /** A field error of a part of the body (`changes`, `filter`) at its place in the body. */
 function withPrefix(e: unknown, prefix: string, applies: (path: string) => boolean = () => true): unknown {
@@ -25,11 +25,16 @@ function withPrefix(e: unknown, prefix: string, applies: (path: string) => boole
 function checkSelector(s: BulkSelector, errors: FieldError[]): void {
   if ((s.slugs === undefined) === (s.filter === undefined)) errors.push({ path: "/", message: "give either slugs or filter (an empty filter {} selects every link)" });
   for (const k of ["cursor", "limit"] as const) if (s[k] !== undefined && s.filter === undefined) errors.push({ path: `/${k}`, message: "goes with filter only" });
+  if (s.domain !== undefined && s.filter !== undefined) errors.push({ path: "/domain", message: "goes with slugs only (a filter takes its own domain)" });
 }
 
-/** The slugs a call works on, and the cursor after them: the slugs given, or one page of the filter's matches. */
-async function selected(deps: Deps, caller: Caller, s: BulkSelector): Promise<{ slugs: (string | LinkRecord)[]; nextCursor: string | null }> {
-  if (s.slugs) return { slugs: s.slugs, nextCursor: null };
+/** The slugs a call works on, and the cursor after them: the slugs given (and their domain), or one page of the filter's matches. */
+async function selected(deps: Deps, caller: Caller, s: BulkSelector): Promise<{ slugs: (string | LinkRecord)[]; domain?: string; nextCursor: string | null }> {
+  if (s.slugs) {
+    // The domain is checked once (unknown_domain for the call), not once per slug, which would fail every row alike.
+    const domain = await domainParamOf(deps, caller, s.domain);
+    return { slugs: s.slugs, domain, nextCursor: null };
+  }
   const query = { ...s.filter, cursor: s.cursor, limit: s.limit ?? BULK_MAX };
   try {
     // The links themselves, not their slugs: a slug may be on several domains, and only these were selected.
@@ -48,13 +53,13 @@ async function selected(deps: Deps, caller: Caller, s: BulkSelector): Promise<{ 
 const BULK_CHANGES_AT_ONCE = 4;
 
 /**
- * Runs `act` for each slug (or link a filter selected), a few at once; a slug given twice, unknown or another
- * account's fails alone. Rows in order.
+ * Runs `act` for each slug (on `domain`, or the link a filter selected), a few at once; a slug given twice, unknown or
+ * another account's fails alone. Rows in order.
  */
 async function eachLink(
   deps: Deps,
   caller: Caller,
-  targets: (string | LinkRecord)[],
+  { slugs: targets, domain }: { slugs: (string | LinkRecord)[]; domain?: string },
   done: "updated" | "deleted",
   act: (link: LinkRecord) => Promise<unknown>,
 ): Promise<BulkChangeRow[]> {
@@ -67,7 +72,7 @@ async function eachLink(
     return working.run(async (): Promise<BulkChangeRow> => {
       try {
         if (repeated) throw invalidInput([{ path: `/slugs/${index}`, message: "is given by an earlier row" }]);
-        await act(typeof target === "string" ? await findOwnLink(deps, caller, slug) : target);
+        await act(typeof target === "string" ? await findOwnLink(deps, caller, slug, domain) : target);
         return { index, slug, ok: true, status: done };
       } catch (e) {
         return { index, slug, ok: false, status: "failed", error: toAppError(e).toProblem() };
@@ -119,15 +124,15 @@ export async function bulkUpdateLinks(deps: Deps, caller: Caller, body: unknown)
     throw withPrefix(e, "/changes");
   });
   const prepared = await prepareUpdate(deps, caller, changes);
-  const { slugs, nextCursor } = await selected(deps, caller, input);
+  const selection = await selected(deps, caller, input);
   const retag = input.addTags !== undefined || input.removeTags !== undefined;
-  const results = await eachLink(deps, caller, slugs, "updated", (link) => {
+  const results = await eachLink(deps, caller, selection, "updated", (link) => {
     const p: PreparedUpdate = retag ? { ...prepared, changes: { ...changes, ...retagged(deps, link.tags, input.addTags, input.removeTags) } } : prepared;
     return applyPreparedUpdate(deps, caller, link, p);
   });
   const { done, failed } = summary(results);
   await auditBulk(deps, caller, "links.bulk_updated", doneSlugs(results), { fields: Object.keys(changes).sort(), failed });
-  return { results, updated: done, failed, nextCursor };
+  return { results, updated: done, failed, nextCursor: selection.nextCursor };
 }
 
 /** POST /api/v1/links/bulk-delete: each selected link deleted as DELETE /api/v1/links/{slug} would. */
@@ -136,9 +141,9 @@ export async function bulkDeleteLinks(deps: Deps, caller: Caller, body: unknown)
   const errors: FieldError[] = [];
   checkSelector(input, errors);
   if (errors.length) throw invalidInput(errors);
-  const { slugs, nextCursor } = await selected(deps, caller, input);
-  const results = await eachLink(deps, caller, slugs, "deleted", (link) => removeLink(deps, link));
+  const selection = await selected(deps, caller, input);
+  const results = await eachLink(deps, caller, selection, "deleted", (link) => removeLink(deps, link));
   const { done, failed } = summary(results);
   await auditBulk(deps, caller, "links.bulk_deleted", doneSlugs(results), { failed });
-  return { results, deleted: done, failed, nextCursor };
+  return { results, deleted: done, failed, nextCursor: selection.nextCursor };
 }

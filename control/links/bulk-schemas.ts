@@ -3,7 +3,7 @@
  * and, for an update, the same `changes` object a single update takes. Used by REST, MCP and the OpenAPI document.
  */
 import { Type as T, type Static } from "@sinclair/typebox";
-import { ListLinksQuery, Problem, UpdateLinkInput } from "../../shared/schemas.ts";
+import { LinkDomainParam, ListLinksQuery, Problem, UpdateLinkInput } from "../../shared/schemas.ts";
 import { BULK_MAX } from "./service.ts";
 
 /** The list's filters a bulk change selects by (the list's own, less its paging). */
@@ -16,9 +16,10 @@ export const BulkFilter = T.Object(
 
 const Slug = T.String({ minLength: 1, maxLength: 250, description: "A slug, or ext_ and an externalId." });
 
-/** Which links: exactly one of slugs and filter; cursor and limit page through a filter's matches. */
+/** Which links: exactly one of slugs (on domain) and filter; cursor and limit page through a filter's matches. */
 const selector = {
   slugs: T.Optional(T.Array(Slug, { minItems: 1, maxItems: BULK_MAX, description: `Up to ${BULK_MAX} slugs (or ext_{externalId}).` })),
+  domain: T.Optional(T.String({ ...LinkDomainParam, description: "With slugs: the domain they are on, as ?domain= of a link's routes (leave out for the base domain's). Else unknown_domain." })),
   filter: T.Optional(BulkFilter),
   cursor: T.Optional(T.String({ maxLength: 512, description: "With filter: the nextCursor of the previous call, to continue after its links." })),
   limit: T.Optional(T.Integer({ minimum: 1, maximum: BULK_MAX, description: `With filter: links per call, 1-${BULK_MAX}, default ${BULK_MAX}.` })),

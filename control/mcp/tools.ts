@@ -20,6 +20,7 @@ import {
 } from "../../shared/schemas.ts";
 import { LINK_REF_PATTERN } from "../../shared/messages.ts";
 import { validate } from "../../shared/validation.ts";
+import { invalidInput } from "../../shared/errors.ts";
 import type { Scope } from "../../shared/enums.ts";
 import type { Caller, Deps } from "../deps.ts";
 import { bulkUpdateLinks } from "../links/bulk-change.ts";
@@ -63,17 +64,15 @@ const Slug = T.String({
   description: 'Slug of one of your links (the part after the base address, e.g. "spring-sale"; case-sensitive), or ext_ and its externalId.',
 });
 
+/** The one `domain` argument of every tool naming links by slug: which domain's link the slug names. */
+const Domain = T.Optional(T.String({
+  ...LinkDomainParam, description: "The link's domain, when the slug is on several (default: the base domain's). Else unknown_domain.",
+}));
+/** A link named by slug, and domain when the slug is on several. */
+const LinkRef = { slug: Slug, domain: Domain };
+
 const strict = { additionalProperties: false } as const;
-const SlugInput = T.Object({ slug: Slug }, strict);
-const GetLinkInput = T.Object(
-  {
-    slug: Slug,
-    domain: T.Optional(T.String({
-      ...LinkDomainParam, description: "The link's domain, for a slug on several of your domains (leave out for the base domain's link). Else unknown_domain.",
-    })),
-  },
-  strict,
-);
+const LinkRefInput = T.Object(LinkRef, strict);
 
 const BulkCreateToolInput = T.Object(
   {
@@ -106,6 +105,7 @@ const UpdateLinkToolInput = T.Object(
     slug: T.Union([Slug, T.Array(Slug, { minItems: 1, maxItems: links.BULK_MAX })], {
       description: `${Slug.description} Or a list of up to ${links.BULK_MAX} slugs: the same changes are made to each, and the answer reports each link.`,
     }),
+    domain: Domain,
     ...UpdateLinkInput.properties,
   },
   strict,
@@ -116,7 +116,7 @@ const LinkOutput = withSharedDefinitions(LinkObject);
 
 const TargetingRulesInput = T.Object(
   {
-    slug: Slug,
+    ...LinkRef,
     rules: T.Union([T.Array(Rule, { maxItems: 50 }), T.Null()], {
       description:
         "The complete new rule list (replaces the current one), at most 50, checked in order; the first match wins. " +
@@ -128,7 +128,7 @@ const TargetingRulesInput = T.Object(
 
 const AbTestInput = T.Object(
   {
-    slug: Slug,
+    ...LinkRef,
     abUrls: T.Union([T.Array(AbVariant, { maxItems: 10 }), T.Null()], {
       description:
         "The complete new variant list (replaces the current one), at most 10. Each click picks a variant with " +
@@ -140,7 +140,7 @@ const AbTestInput = T.Object(
 
 const LinkPreviewInput = T.Object(
   {
-    slug: Slug,
+    ...LinkRef,
     serveOg: UpdateLinkInput.properties.serveOg,
     ogTitle: UpdateLinkInput.properties.ogTitle,
     ogDescription: UpdateLinkInput.properties.ogDescription,
@@ -150,7 +150,11 @@ const LinkPreviewInput = T.Object(
 );
 
 const StatsToolInput = T.Object(
-  { slug: T.Optional(T.String({ ...Slug, description: `${Slug.description} Leave out for the whole account.` })), ...StatsToolArgs.properties },
+  {
+    slug: T.Optional(T.String({ ...Slug, description: `${Slug.description} Leave out for the whole account.` })),
+    domain: Domain,
+    ...StatsToolArgs.properties,
+  },
   strict,
 );
 
@@ -207,11 +211,11 @@ export const LINK_TOOLS: LinkTool[] = [
     title: "Get a short link",
     description:
       `Every setting of one of your links, with its click count (hits) and live state. ${ERRORS}: not_found, unknown_domain.`,
-    input: GetLinkInput,
+    input: LinkRefInput,
     output: LinkOutput,
     annotations: READ,
     run: (deps, caller, args) => {
-      const { slug, domain } = validate(GetLinkInput, args);
+      const { slug, domain } = validate(LinkRefInput, args);
       return links.getLink(deps, caller, slug, domain);
     },
   },
@@ -222,13 +226,13 @@ export const LINK_TOOLS: LinkTool[] = [
     description:
       "Change settings of your links: only the fields given change; null or \"\" clears one; targetUrl is the " +
       `destination. Returns the link; with slug a list (up to ${links.BULK_MAX}), the same changes to each and one ` +
-      `row per link in results. ${ERRORS}: not_found, invalid_input.`,
+      `row per link in results. ${ERRORS}: not_found, unknown_domain, invalid_input.`,
     input: UpdateLinkToolInput,
     output: UpdateLinkToolOutput,
     annotations: OVERWRITE,
     run: (deps, caller, args) => {
-      const { slug, ...changes } = validate(UpdateLinkToolInput, args);
-      return Array.isArray(slug) ? bulkUpdateLinks(deps, caller, { slugs: slug, changes }) : links.updateLink(deps, caller, slug, changes);
+      const { slug, domain, ...changes } = validate(UpdateLinkToolInput, args);
+      return Array.isArray(slug) ? bulkUpdateLinks(deps, caller, { slugs: slug, domain, changes }) : links.updateLink(deps, caller, slug, changes, domain);
     },
   },
   {
@@ -236,13 +240,13 @@ export const LINK_TOOLS: LinkTool[] = [
     scope: "links:write",
     title: "Delete a short link",
     description:
-      `Delete one of your links for good: its short address answers 404 and its slug becomes free. ${ERRORS}: not_found.`,
-    input: SlugInput,
+      `Delete one of your links for good: its short address answers 404 and its slug becomes free. ${ERRORS}: not_found, unknown_domain.`,
+    input: LinkRefInput,
     output: Deleted,
     annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
     run: async (deps, caller, args) => {
-      const { slug } = validate(SlugInput, args);
-      await links.deleteLink(deps, caller, slug);
+      const { slug, domain } = validate(LinkRefInput, args);
+      await links.deleteLink(deps, caller, slug, domain);
       return { deleted: true, slug };
     },
   },
@@ -255,15 +259,18 @@ export const LINK_TOOLS: LinkTool[] = [
       "series per interval and breakdowns (top rows plus other). Examples: top referrers last week: { from: <date 7 days ago>, " +
       "groupBy: \"referrer\" }; top links this month: { from: <1st of the month>, groupBy: \"link\" }. A slug alone " +
       `answers the summary (totalClicks, byDevice, byBrowser, byCountry, byVariant, last24h). ${ERRORS}: not_found, ` +
-      "invalid_range, too_many_points, unknown_dimension, unknown_time_zone, invalid_input.",
+      "unknown_domain, invalid_range, too_many_points, unknown_dimension, unknown_time_zone, invalid_input.",
     input: StatsToolInput,
     output: StatsOutput,
     annotations: READ,
     run: (deps, caller, args) => {
-      const { slug, ...rest } = validate(StatsToolInput, args);
+      const { slug, domain, ...rest } = validate(StatsToolInput, args);
       const query = statsToolQuery(rest);
-      if (slug === undefined) return getAccountAnalytics(deps, caller, query);
-      return getLinkStatsOrAnalytics(deps, caller, slug, query);
+      if (slug === undefined) {
+        if (domain !== undefined) throw invalidInput([{ path: "/domain", message: "names the domain of a slug: give slug too" }]);
+        return getAccountAnalytics(deps, caller, query);
+      }
+      return getLinkStatsOrAnalytics(deps, caller, slug, domain === undefined ? query : { ...query, domain });
     },
   },
   {
@@ -272,13 +279,13 @@ export const LINK_TOOLS: LinkTool[] = [
     title: "Set country/device redirect rules",
     description:
       "Replace the redirect rules of one of your links: { kind, match, url } by country or device, checked in order, " +
-      `first match wins; other visitors go to the A/B variants or the destination. Returns the link. ${ERRORS}: not_found, invalid_input.`,
+      `first match wins; other visitors go to the A/B variants or the destination. Returns the link. ${ERRORS}: not_found, unknown_domain, invalid_input.`,
     input: TargetingRulesInput,
     output: LinkOutput,
     annotations: OVERWRITE,
     run: (deps, caller, args) => {
-      const { slug, rules } = validate(TargetingRulesInput, args);
-      return links.updateLink(deps, caller, slug, { rules });
+      const { slug, domain, rules } = validate(TargetingRulesInput, args);
+      return links.updateLink(deps, caller, slug, { rules }, domain);
     },
   },
   {
@@ -288,13 +295,13 @@ export const LINK_TOOLS: LinkTool[] = [
     description:
       "Replace the weighted A/B destinations of one of your links: each click not matched by a rule goes to a variant " +
       "with probability weight / total weight (weights 1 and 3 split 25% / 75%); get_link_stats counts clicks per " +
-      `variant under byVariant ("0" is the first). Returns the link. ${ERRORS}: not_found, invalid_input.`,
+      `variant under byVariant ("0" is the first). Returns the link. ${ERRORS}: not_found, unknown_domain, invalid_input.`,
     input: AbTestInput,
     output: LinkOutput,
     annotations: OVERWRITE,
     run: (deps, caller, args) => {
-      const { slug, abUrls } = validate(AbTestInput, args);
-      return links.updateLink(deps, caller, slug, { abUrls });
+      const { slug, domain, abUrls } = validate(AbTestInput, args);
+      return links.updateLink(deps, caller, slug, { abUrls }, domain);
     },
   },
   {
@@ -304,13 +311,13 @@ export const LINK_TOOLS: LinkTool[] = [
     description:
       "Set the preview card social networks and chat apps show for one of your links: with serveOg true, crawlers " +
       "get og: and twitter: tags from ogTitle, ogDescription and ogImageUrl; people are still redirected. Only the " +
-      `fields given change; null or \"\" clears one. Returns the link. ${ERRORS}: not_found, invalid_input.`,
+      `fields given change; null or \"\" clears one. Returns the link. ${ERRORS}: not_found, unknown_domain, invalid_input.`,
     input: LinkPreviewInput,
     output: LinkOutput,
     annotations: OVERWRITE,
     run: (deps, caller, args) => {
-      const { slug, ...preview } = validate(LinkPreviewInput, args);
-      return links.updateLink(deps, caller, slug, preview);
+      const { slug, domain, ...preview } = validate(LinkPreviewInput, args);
+      return links.updateLink(deps, caller, slug, preview, domain);
     },
   },
 ];

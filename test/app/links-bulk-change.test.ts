@@ -200,7 +200,7 @@ test("the OpenAPI document describes both routes with their bodies", async () =>
   expect(Object.keys(doc.paths["/api/v1/links/bulk"])).toEqual(["patch"]);
   expect(Object.keys(doc.paths["/api/v1/links/bulk-delete"])).toEqual(["post"]);
   const body = doc.paths["/api/v1/links/bulk"].patch.requestBody.content["application/json"].schema;
-  expect(Object.keys(body.properties)).toEqual(["slugs", "filter", "cursor", "limit", "changes", "addTags", "removeTags"]);
+  expect(Object.keys(body.properties)).toEqual(["slugs", "domain", "filter", "cursor", "limit", "changes", "addTags", "removeTags"]);
   expect(body.properties.slugs.maxItems).toBe(500);
   expect(BASE_URL).toBe(doc.servers[0].url);
 });

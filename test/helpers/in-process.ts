@@ -158,7 +158,7 @@ export async function problemOf(res: Response, status: number, code: ErrorCode):
 export function linkObject(slug: string, target: string, fields: Record<string, unknown> = {}, at = START_TIME) {
   const iso = new Date(at).toISOString();
   return {
-    slug, shortUrl: `${BASE_URL}/${slug}`, target, status: "active", createdAt: iso, updatedAt: iso, expiresAt: null, startsAt: null,
+    domain: new URL(BASE_URL).host, slug, shortUrl: `${BASE_URL}/${slug}`, target, status: "active", createdAt: iso, updatedAt: iso, expiresAt: null, startsAt: null,
     maxHits: null, hits: 0, hasPassword: false, tags: [], folder: null, utmSource: null, utmMedium: null, utmCampaign: null, rules: [],
     abUrls: [], webhookUrl: null, serveOg: false, ogTitle: null, ogDescription: null, ogImageUrl: null, webhookSecret: null,
     webhookPausedAt: null, webhookPausedReason: null,
