@@ -10,7 +10,10 @@ import type { LinkRecord } from "../../shared/link.ts";
 import type { AuditEntry } from "../../shared/ports.ts";
 import type { Caller, Deps } from "../deps.ts";
 
-/** Every action the log records, `<subject>.<verb>`; the API's `action` filter takes exactly these. */
+/**
+ * Every action the log records, `<subject>.<verb>`; the API's `action` filter takes exactly these. A member joins
+ * by taking an invitation: invitation.accepted, by the new member.
+ */
 export const AUDIT_ACTIONS = [
   "link.created", "link.updated", "link.deleted",
   "links.bulk_created", "links.bulk_updated", "links.bulk_deleted", "import.finished",
@@ -20,7 +23,7 @@ export const AUDIT_ACTIONS = [
   "session.signed_in", "session.signed_out",
   "oauth.connected", "oauth.disconnected",
   "workspace.created", "workspace.updated", "workspace.deleted",
-  "member.added", "member.role_changed", "member.removed",
+  "member.role_changed", "member.removed",
   "invitation.created", "invitation.accepted", "invitation.revoked",
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];

@@ -2,6 +2,10 @@
 import { describe, expect, test } from "bun:test";
 import { AUDIT_LIST_MAX, auditEntry, auditId, linkDetail, sampled } from "../../control/audit/service.ts";
 import { auditCursor, parseAuditQuery } from "../../control/audit/query.ts";
+import { AUDIT_ACTIONS } from "../../control/audit/service.ts";
+import { Glob } from "bun";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 
 describe("auditEntry", () => {
   test("a Caller's key and grant become the actor; a system actor has neither", () => {
@@ -31,6 +35,12 @@ describe("auditEntry", () => {
     expect(new Set(ids).size).toBe(ids.length);
     for (const id of ids.slice(0, 10)) expect(id).toMatch(/^[0-9A-Za-z]{21}$/);
   });
+});
+
+test("every action the filter offers is recorded by some service outside control/audit (no dead vocabulary)", () => {
+  const root = join(import.meta.dir, "../../control");
+  const sources = [...new Glob("**/*.ts").scanSync(root)].filter((f) => !f.startsWith("audit/")).map((f) => readFileSync(join(root, f), "utf8")).join("\n");
+  expect(AUDIT_ACTIONS.filter((a) => !sources.includes(`"${a}"`))).toEqual([]);
 });
 
 describe("parseAuditQuery", () => {
