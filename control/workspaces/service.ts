@@ -24,6 +24,8 @@ import {
 } from "./model.ts";
 
 const DAY_MS = 86_400_000;
+/** Invitations waiting to be taken in one workspace: plenty for a team, and a bound on what a key can pile up. */
+export const MAX_PENDING_INVITATIONS = 100;
 /** Where an invitation's link leads: the dashboard's acceptance page (a signed-in person takes it there). */
 export const INVITATION_PATH = "/dashboard/invitations/";
 /** An invitation token: 32 base62 characters (shared/ids.ts newToken). */
@@ -261,8 +263,12 @@ export async function createInvitation(deps: Deps, caller: Caller, raw: unknown)
   const role = (body.role as Role | undefined) ?? "member";
   if (role === "owner") requireRole(caller, "owner", "Inviting an owner");
   const w = await workspaceOf(deps, caller);
-  const token = newToken();
   const now = deps.now();
+  const pending = (await deps.store.listInvitations(w.id)).filter((i) => invitationState(i, now) === "pending").length;
+  if (pending >= MAX_PENDING_INVITATIONS) {
+    throw invalidInput([{ path: "/", message: `a workspace can have at most ${MAX_PENDING_INVITATIONS} pending invitations` }], `This workspace has ${MAX_PENDING_INVITATIONS} pending invitations; revoke some first`);
+  }
+  const token = newToken();
   const i: InvitationRecord = {
     id: `inv_${newId()}`, workspaceId: w.id, tokenHash: sha256Hex(token), role, createdBy: caller.accountId, createdAt: now,
     expiresAt: now + ((body.expiresInDays as number | undefined) ?? INVITATION_DEFAULT_DAYS) * DAY_MS, usedAt: null, usedBy: null, revokedAt: null,

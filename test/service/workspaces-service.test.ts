@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import {
   acceptInvitation, changeMemberRole, createInvitation, createWorkspace, deleteWorkspace, getWorkspace, leaveWorkspace, listInvitations,
-  listMembers, listMyWorkspaces, removeMember, renameWorkspace, revokeInvitation, switchWorkspace,
+  listMembers, listMyWorkspaces, MAX_PENDING_INVITATIONS, removeMember, renameWorkspace, revokeInvitation, switchWorkspace,
 } from "../../control/workspaces/service.ts";
 import { sessionCaller } from "../../control/dashboard/session.ts";
 import { createApiKey, listApiKeys } from "../../control/keys/service.ts";
@@ -245,6 +245,16 @@ describe("invitations", () => {
     const { url } = await createInvitation(cp.deps, t.ownerCaller, {});
     expect(await codeOf(acceptInvitation(cp.deps, member.id, tokenOf(url)))).toBe("already_member");
     expect((await acceptInvitation(cp.deps, (await cp.account("after-refusal@example.com")).id, tokenOf(url))).id).toBe(t.workspaceId);
+  });
+
+  test("a workspace holds at most 100 pending invitations; revoking one makes room", async () => {
+    const busy = await team(cp, "busy@example.com", "Busy");
+    const made = [];
+    for (let i = 0; i < MAX_PENDING_INVITATIONS; i++) made.push(await createInvitation(cp.deps, busy.ownerCaller, {}));
+    const p = await rejectionOf(createInvitation(cp.deps, busy.ownerCaller, {}));
+    expect([p.code, p.detail]).toEqual(["invalid_input", "This workspace has 100 pending invitations; revoke some first"]);
+    await revokeInvitation(cp.deps, busy.ownerCaller, made[0]!.id);
+    expect((await createInvitation(cp.deps, busy.ownerCaller, {})).state).toBe("pending");
   });
 
   test("a token that is unknown or malformed is not_found", async () => {
