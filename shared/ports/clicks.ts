@@ -97,7 +97,11 @@ export interface ClickStore {
    * come in the same call. Clicks of unknown links are dropped.
    */
   recordClicks(clicks: StoredClick[]): Promise<void>;
-  /** The scope's cells in UTC hours [fromHour, toHour), in no particular order (streamed). */
+  /**
+   * The scope's cells in UTC hours [fromHour, toHour), in no particular order (streamed). A cell's key (link, hour,
+   * dims, bot) may come more than once (Postgres keeps a write's cells as one set per link and hour): its clicks and
+   * visitors are the sums of its rows, which every reader adds up anyway.
+   */
   readCells(scope: ClickScope, fromHour: number, toHour: number): AsyncIterable<ClickCell>;
   /**
    * The scope's settled totals of `dimension` (null: hourly link totals) with bucket in [from, to) (streamed); a

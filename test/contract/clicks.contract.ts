@@ -7,9 +7,16 @@ import { click, collect, HOUR, linkFor, NO_DIMS, type StoreContext, T0, uid } fr
 
 const EVER = Number.MAX_SAFE_INTEGER;
 
-/** Cells in a stable order, for comparisons. */
-export const sortCells = (cells: ClickCell[]) =>
-  [...cells].sort((a, b) => (a.linkId + a.hour + JSON.stringify(a.dims) + a.bot < b.linkId + b.hour + JSON.stringify(b.dims) + b.bot ? -1 : 1));
+/** Cells summed per key (readCells may give a key more than once) in a stable order, for comparisons. */
+export const sortCells = (cells: ClickCell[]) => {
+  const byKey = new Map<string, ClickCell>();
+  for (const c of cells) {
+    const key = `${c.linkId}|${c.hour}|${JSON.stringify(c.dims)}|${c.bot}`;
+    const sum = byKey.get(key);
+    byKey.set(key, sum ? { ...sum, clicks: sum.clicks + c.clicks, visitors: sum.visitors + c.visitors } : c);
+  }
+  return [...byKey].sort(([a], [b]) => (a < b ? -1 : 1)).map(([, c]) => c);
+};
 
 export function runClickContract(ctx: StoreContext): void {
   let store: Store;

@@ -5,8 +5,9 @@
  * a cell of its own, and an upsert under the cells' unique key cost Postgres about 4.7 µs per cell; a set row costs
  * about as much as one such cell and holds a link's every click of the transaction (spread traffic: about four).
  *
- * Cells written before (migration), imported or seeded stay in click_cells; every read takes both, summed per cell
- * key (allCells), so the port's ClickCell is unchanged: the same key's clicks of several transactions are one cell.
+ * Cells written before (migration), imported or seeded stay in click_cells; every read takes both (allCells): a cell
+ * key's clicks of several transactions come as several rows, which readers sum (readCells says so; the export sums
+ * them per key in SQL: summedCells).
  *
  * A set's text: its cells joined by U+0003, each `clicks U+0002 visitors U+0002 bot(0/1) U+0002 dims` (dims the
  * encoded key, encodeDims). Dimension values never hold a control character (cleanDimValue), so no separator can
