@@ -5,6 +5,8 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readAuditLog } from "../../control/audit/read.ts";
+import { createApiKey } from "../../control/keys/service.ts";
+import { acceptInvitation, changeMemberRole, createInvitation, createWorkspace } from "../../control/workspaces/service.ts";
 import { recordAudit, type AuditAction } from "../../control/audit/service.ts";
 import { jsonOf, problemOf, rejectionOf, START_TIME, startControlPlane, type InProcessControlPlane, type TestKey } from "../helpers/in-process.ts";
 import { keyWith } from "./scoped-routes.ts";
@@ -110,6 +112,20 @@ describe("refusals", () => {
     await problemOf(await cp.request("GET", "/api/v1/audit"), 401, "unauthorized");
     const writeOnly = await keyWith(cp, owner.account.id, ["links:write"]);
     await problemOf(await read("", writeOnly), 403, "insufficient_scope");
+  });
+
+  test("a shared workspace's member, with a key holding links:read, is refused: 403 forbidden_role; made admin, reads it", async () => {
+    const team = await createWorkspace(cp.deps, owner.account.id, { name: "Audit API team" });
+    const inTeam = { ...owner.caller, workspaceId: team.id };
+    const invitation = await createInvitation(cp.deps, inTeam, { role: "member" });
+    const member = await cp.account("audit-api-member@example.com");
+    await acceptInvitation(cp.deps, member.id, new URL(invitation.url).pathname.split("/").pop());
+    const { key } = await createApiKey(cp.deps, { workspaceId: team.id, accountId: member.id }, "member key", ["links:read"]);
+    const refused = await problemOf(await read("", key), 403, "forbidden_role");
+    expect(refused.detail).toContain("Reading the audit log needs the admin role or higher");
+    await changeMemberRole(cp.deps, inTeam, member.id, { role: "admin" });
+    const body = await jsonOf(await cp.request("GET", "/api/v1/audit?action=member.role_changed", { key }));
+    expect(body.entries.map((e: { target: { id: string }; detail: unknown }) => [e.target.id, e.detail])).toEqual([[member.id, { from: "member", to: "admin" }]]);
   });
 
   test("members and viewers may not read it: 403 forbidden_role; admins may", async () => {
