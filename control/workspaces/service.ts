@@ -26,6 +26,11 @@ import {
 const DAY_MS = 86_400_000;
 /** Invitations waiting to be taken in one workspace: plenty for a team, and a bound on what a key can pile up. */
 export const MAX_PENDING_INVITATIONS = 100;
+/**
+ * Shared workspaces one account may own: enough for any team structure, and a bound on what one account can make
+ * the store and every member's switcher carry (no account's use may burden another's).
+ */
+export const MAX_OWNED_WORKSPACES = 20;
 /** Where an invitation's link leads: the dashboard's acceptance page (a signed-in person takes it there). */
 export const INVITATION_PATH = "/dashboard/invitations/";
 /** An invitation token: 32 base62 characters (shared/ids.ts newToken). */
@@ -71,6 +76,10 @@ export async function listMyWorkspaces(deps: Deps, accountId: string): Promise<W
 /** A shared workspace, with the account that makes it as its owner. */
 export async function createWorkspace(deps: Deps, accountId: string, raw: unknown): Promise<WorkspaceObject> {
   const name = nameOf(raw);
+  const owned = (await deps.store.listMemberships(accountId)).filter((m) => m.role === "owner" && m.workspace.personalOf === null).length;
+  if (owned >= MAX_OWNED_WORKSPACES) {
+    throw invalidInput([{ path: "/", message: `an account can own at most ${MAX_OWNED_WORKSPACES} shared workspaces` }], `You own ${MAX_OWNED_WORKSPACES} shared workspaces, the most one account can; delete or hand one over first`);
+  }
   const w: WorkspaceRecord = { id: `ws_${newId()}`, name, personalOf: null, createdAt: deps.now() };
   if (!(await deps.store.createWorkspace(w, accountId))) throw new AppError("internal", "A new workspace id was taken; try again");
   await recordAudit(deps, { workspaceId: w.id, accountId }, "workspace.created", { type: "workspace", id: w.id }, { name });

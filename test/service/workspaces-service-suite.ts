@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import {
   acceptInvitation, changeMemberRole, createInvitation, createWorkspace, deleteWorkspace, getWorkspace, leaveWorkspace, listInvitations,
-  listMembers, listMyWorkspaces, MAX_PENDING_INVITATIONS, removeMember, renameWorkspace, revokeInvitation, switchWorkspace,
+  listMembers, listMyWorkspaces, MAX_OWNED_WORKSPACES, MAX_PENDING_INVITATIONS, removeMember, renameWorkspace, revokeInvitation, switchWorkspace,
 } from "../../control/workspaces/service.ts";
 import { sessionCaller } from "../../control/dashboard/session.ts";
 import { createApiKey, listApiKeys } from "../../control/keys/service.ts";
@@ -43,6 +43,16 @@ export function runWorkspaceServiceSuite(start: () => Promise<InProcessControlPl
       const mine = await listMyWorkspaces(cp.deps, me.id);
       expect(mine.map((w) => [w.name, w.personal, w.role])).toEqual([["Personal", true, "owner"], ["Alpha", false, "owner"], ["Zeta", false, "owner"]]);
       expect(mine[0]!.id).toBe(me.id);
+    });
+
+    test("an account owns at most 20 shared workspaces; its personal one and those it only joined do not count", async () => {
+      const me = await cp.account("collector@example.com");
+      for (let i = 0; i < MAX_OWNED_WORKSPACES; i++) await createWorkspace(cp.deps, me.id, { name: `W${i}` });
+      const p = await rejectionOf(createWorkspace(cp.deps, me.id, { name: "one too many" }));
+      expect([p.status, p.code]).toEqual([400, "invalid_input"]);
+      expect((await listMyWorkspaces(cp.deps, me.id)).length).toBe(MAX_OWNED_WORKSPACES + 1);
+      // Another account is not held back by this one's workspaces.
+      expect((await createWorkspace(cp.deps, (await cp.account("other-maker@example.com")).id, { name: "Fine" })).name).toBe("Fine");
     });
 
     test("a name must be 1-80 characters, not blank, and nothing else may be sent", async () => {
