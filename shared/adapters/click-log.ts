@@ -72,25 +72,33 @@ function packColumn<T>(values: T[], runs: number): T[] | { runs: (T | number)[] 
 }
 
 /**
- * One dimension's column from the runs of whole dimension sets (dimension set, count…): a busy link's batch is a
- * few such runs, so its ten columns are built from a few entries instead of a value per click each.
+ * One dimension's column from the runs of whole dimension sets (`sets[i]` for `counts[i]` clicks): a busy link's
+ * batch is a few such runs, so its ten columns are built from a few entries instead of a value per click each. Two
+ * arrays, not one of sets and counts in turn: an array of one kind of element is cheaper to read (clickLogRow of
+ * 40,960 bench clicks in 1,024-click batches, JS per click: spread 1.13 -> 0.82 µs, Zipf 1.16 -> 1.0 µs).
  */
-function dimensionColumn(dimRuns: (ClickDims | number)[], d: Dimension, n: number) {
+function dimensionColumn(sets: ClickDims[], counts: number[], d: Dimension, n: number) {
   let distinctRuns = 0;
-  for (let i = 0; i < dimRuns.length; i += 2) if (i === 0 || (dimRuns[i] as ClickDims)[d] !== (dimRuns[i - 2] as ClickDims)[d]) distinctRuns++;
+  let prev: string | null | undefined;
+  for (let i = 0; i < sets.length; i++) {
+    const v = sets[i]![d];
+    if (i === 0 || v !== prev) distinctRuns++;
+    prev = v;
+  }
   if (distinctRuns * 2 >= n) {
+    if (sets.length === n) return sets.map((x) => x[d]); // every run one click (traffic spread over links)
     const values: (string | null)[] = [];
-    for (let i = 0; i < dimRuns.length; i += 2) {
-      const v = (dimRuns[i] as ClickDims)[d];
-      for (let k = dimRuns[i + 1] as number; k > 0; k--) values.push(v);
+    for (let i = 0; i < sets.length; i++) {
+      const v = sets[i]![d];
+      for (let k = counts[i]!; k > 0; k--) values.push(v);
     }
     return values;
   }
   const runs: (string | null | number)[] = [];
-  for (let i = 0; i < dimRuns.length; i += 2) {
-    const v = (dimRuns[i] as ClickDims)[d];
-    if (runs.length > 0 && runs[runs.length - 2] === v) (runs[runs.length - 1] as number) += dimRuns[i + 1] as number;
-    else runs.push(v, dimRuns[i + 1] as number);
+  for (let i = 0; i < sets.length; i++) {
+    const v = sets[i]![d];
+    if (runs.length > 0 && runs[runs.length - 2] === v) (runs[runs.length - 1] as number) += counts[i]!;
+    else runs.push(v, counts[i]!);
   }
   return { runs };
 }
@@ -106,9 +114,9 @@ export function clickLogRow(batch: string, clicks: StoredClick[]): ClickLogRow {
   }
   const dt: number[] = [], link: number[] = [], bot: number[] = [], firstVisit: number[] = [];
   const referrerUrl: (string | null)[] = [];
-  const dimRuns: (ClickDims | number)[] = [];
+  const runSets: ClickDims[] = [], runCounts: number[] = [];
   // Runs of dt, link, bot, firstVisit and referrerUrl: a value unlike the one before starts one (counted as the
-  // plain arrays fill, packed at the end); the dimensions go by whole sets in dimRuns.
+  // plain arrays fill, packed at the end); the dimensions go by whole sets in runSets and runCounts.
   const runs = [0, 0, 0, 0, 0];
   let prev: StoredClick | undefined, lastIndex = 0;
   for (const c of clicks) {
@@ -125,7 +133,8 @@ export function clickLogRow(batch: string, clicks: StoredClick[]): ClickLogRow {
     referrerUrl.push(c.referrerUrl);
     if (prev === undefined) {
       runs[0] = runs[2] = runs[3] = runs[4] = 1;
-      dimRuns.push(c.dims, 1);
+      runSets.push(c.dims);
+      runCounts.push(1);
       prev = c;
       continue;
     }
@@ -133,15 +142,18 @@ export function clickLogRow(batch: string, clicks: StoredClick[]): ClickLogRow {
     if (c.bot !== prev.bot) runs[2]++;
     if (c.firstVisit !== prev.firstVisit) runs[3]++;
     if (c.referrerUrl !== prev.referrerUrl) runs[4]++;
-    if (sameDims(c.dims, dimRuns[dimRuns.length - 2] as ClickDims)) (dimRuns[dimRuns.length - 1] as number)++;
-    else dimRuns.push(c.dims, 1);
+    if (sameDims(c.dims, runSets[runSets.length - 1]!)) runCounts[runCounts.length - 1]!++;
+    else {
+      runSets.push(c.dims);
+      runCounts.push(1);
+    }
     prev = c;
   }
   const data = JSON.stringify({
     n: clicks.length, links, t0: firstTs,
     dt: packColumn(dt, runs[0]!), link: packColumn(link, runs[1]!), bot: packColumn(bot, runs[2]!),
     firstVisit: packColumn(firstVisit, runs[3]!), referrerUrl: packColumn(referrerUrl, runs[4]!),
-    dims: Object.fromEntries(DIMENSION_NAMES.map((d) => [d, dimensionColumn(dimRuns, d, clicks.length)])),
+    dims: Object.fromEntries(DIMENSION_NAMES.map((d) => [d, dimensionColumn(runSets, runCounts, d, clicks.length)])),
   });
   return { batch, firstTs, lastTs, clicks: clicks.length, data };
 }
