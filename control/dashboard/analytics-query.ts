@@ -41,12 +41,14 @@ export interface PageQuery {
    * API's (`(none)` for unknown); the account page also filters by link, tag and folder.
    */
   filters: [Grouping, string][];
+  /** Parameters naming what the page is about (a link's domain): kept in every link and form, not asked of the service. */
+  keep: [string, string][];
 }
 
 const DATE = /^\d{4}-\d{2}-\d{2}$/;
 
-/** The page's state; `groupings` are the filters the page takes (a link's: its dimensions). */
-export function parsePageQuery(sp: URLSearchParams, groupings: readonly Grouping[] = DIMENSION_NAMES): PageQuery {
+/** The page's state; `groupings` are the filters the page takes (a link's: its dimensions), `keep` the parameters it keeps. */
+export function parsePageQuery(sp: URLSearchParams, groupings: readonly Grouping[] = DIMENSION_NAMES, keep: readonly string[] = []): PageQuery {
   const range = sp.get("range") ?? "";
   const filters: [Grouping, string][] = [];
   for (const [name, value] of sp) {
@@ -62,12 +64,13 @@ export function parsePageQuery(sp: URLSearchParams, groupings: readonly Grouping
     bots: (sp.get("bots") ?? "").trim(),
     tz: (sp.get("tz") ?? "").trim(),
     filters,
+    keep: keep.flatMap((name) => (sp.get(name) ? [[name, sp.get(name)!] as [string, string]] : [])),
   };
 }
 
 /** The page's URL parameters for this state; defaults are left out, so the plain page has a plain address. */
 export function queryParams(q: PageQuery): URLSearchParams {
-  const p = new URLSearchParams();
+  const p = new URLSearchParams(q.keep);
   if (q.range !== DEFAULT_RANGE) p.set("range", q.range);
   if (q.range === "custom") {
     p.set("from", q.from);

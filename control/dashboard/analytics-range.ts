@@ -97,8 +97,8 @@ ${control(errors, "tz", "Time zone", (attrs) => `<select ${attrs}>${zones}</sele
 </section>`;
 }
 
-/** The CSV export's address for the range shown: from and to as the API takes them. */
-export function csvHref(path: string, r: ResolvedRange | null): string | null {
+/** The CSV export's address for the range shown: from and to as the API takes them (and the page's kept parameters). */
+export function csvHref(path: string, r: ResolvedRange | null, keep: [string, string][] = []): string | null {
   if (!r) return null;
-  return `${path}?${new URLSearchParams({ from: new Date(r.from).toISOString(), to: new Date(r.to).toISOString() })}`;
+  return `${path}?${new URLSearchParams([...keep, ["from", new Date(r.from).toISOString()], ["to", new Date(r.to).toISOString()]])}`;
 }

@@ -12,6 +12,7 @@ import type { TagsAndFolders } from "../../shared/ports.ts";
 import { errorSummary, fieldProblems, fieldRef, invalidAttrs, type FieldRef, type FieldRefs, type FormProblem } from "./form-errors.ts";
 import { csrfField, esc } from "./layout.ts";
 import { AB_ROW, choicesOf, FORM_FIELDS, maxRowsOf, RULE_ROW, sentAs, type AbRow, type FormField, type LinkFormValues, type RuleRow } from "./link-form-input.ts";
+import { linkPath } from "./link-paths.ts";
 import { FOLDER_LIST_ID, suggestionLists, TAG_LIST_ID } from "./suggestions.ts";
 
 export interface LinkFormOptions {
@@ -25,6 +26,8 @@ export interface LinkFormOptions {
   suggestions?: TagsAndFolders;
   /** Create: the account's verified custom domains, offered beside the base one (none: no choice shown). */
   domains?: string[];
+  /** Edit: where the form posts and Cancel goes (the link's pages, with its domain: link-paths.ts), and its custom domain. */
+  link?: { action: string; cancel: string; domain: string | null };
 }
 
 type Mode = LinkFormOptions["mode"];
@@ -221,14 +224,15 @@ function sectionCells(section: FormSection, o: LinkFormOptions, errors: Errors):
 export function linkForm(o: LinkFormOptions): string {
   const errors = o.error?.errors ?? [];
   const edit = o.mode === "edit";
-  const slugPath = `/dashboard/links/${encodeURIComponent(o.values.slug)}`;
+  // Edit: the link's own pages (its domain named); without them, by slug alone.
+  const pages = o.link ?? { action: linkPath(o.values.slug, "edit"), cancel: linkPath(o.values.slug, "stats") };
   const fieldsets = (Object.entries(FORM_SECTIONS) as [FormSection, (typeof FORM_SECTIONS)[FormSection]][]).map(([section, s]) => {
     const cells = sectionCells(section, o, errors).filter(Boolean).join("\n");
     return cells ? `<fieldset><legend>${s.legend}</legend>${s.hint ? `\n<p class="hint">${s.hint}</p>` : ""}\n<div class="grid">${cells}</div></fieldset>` : "";
   });
   return `${o.error ? errorSummary(o.error, FIELD_REFS) : ""}
-<form method="post" action="${edit ? `${slugPath}/edit` : "/dashboard/links"}" novalidate>${csrfField(o.csrf)}
+<form method="post" action="${esc(edit ? pages.action : "/dashboard/links")}" novalidate>${csrfField(o.csrf)}
 ${fieldsets.join("\n")}
-<div class="actions"><button type="submit" class="btn-primary">${edit ? "Save changes" : "Create link"}</button><a class="btn" href="${edit ? `${slugPath}/stats` : "/dashboard/links"}">Cancel</a></div>
+<div class="actions"><button type="submit" class="btn-primary">${edit ? "Save changes" : "Create link"}</button><a class="btn" href="${esc(edit ? pages.cancel : "/dashboard/links")}">Cancel</a></div>
 </form>${suggestionLists(o.suggestions ?? { tags: [], folders: [] })}`;
 }

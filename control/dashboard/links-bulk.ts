@@ -11,9 +11,10 @@
 import { AppError } from "../../shared/errors.ts";
 import { bulkDeleteLinks, bulkUpdateLinks, checkBulkUpdate } from "../links/bulk-change.ts";
 import { BULK_FILTERS } from "../links/bulk-schemas.ts";
-import { BULK_MAX, countLinks } from "../links/service.ts";
+import { BULK_MAX, countLinks, domainParamOf } from "../links/service.ts";
 import { htmlResponse, redirect, safeNext } from "./http.ts";
 import { csrfField, esc, layout } from "./layout.ts";
+import { bulkTargets } from "./link-paths.ts";
 import type { FormCtx, SignedInCtx } from "./session.ts";
 
 /**
@@ -70,9 +71,9 @@ export function bulkControls(all?: AllMatching): string {
 <div>${button("pause")} ${button("archive")} ${button("delete")}</div></fieldset>`;
 }
 
-/** A row's checkbox, labelled with the link it ticks. */
-export const bulkCheckbox = (slug: string, i: number) =>
-  `<input type="checkbox" name="slug" value="${esc(slug)}" id="tick-${i}" aria-label="${esc(`Select ${slug}`)}">`;
+/** A row's checkbox, labelled with the link it ticks: its slug, or domain/slug on a custom domain (bulkValue). */
+export const bulkCheckbox = (value: string, i: number) =>
+  `<input type="checkbox" name="slug" value="${esc(value)}" id="tick-${i}" aria-label="${esc(`Select ${value}`)}">`;
 
 /** The words of a bulk outcome the list shows after the redirect (`bulk`, `n` and `failed` from its URL). */
 export function bulkOutcome(sp: URLSearchParams): string {
@@ -141,20 +142,33 @@ ${action === "delete" ? "<p>Their short addresses will stop working (they answer
   return htmlResponse(200, layout({ title: "Change links", body, viewer: ctx.viewer, current: "links" }));
 }
 
-/** Applies the action to the ticked slugs (one call), or to every link the filters match (a call per page of them). */
-async function apply(ctx: SignedInCtx, form: URLSearchParams, action: BulkAction, selector: { slugs: string[] } | { filter: Record<string, string> }) {
+type Selector = { slugs: string[]; domain?: string } | { filter: Record<string, string>; cursor?: string };
+
+/**
+ * Applies the action to the ticked links (a call per domain they are on, link-paths.ts bulkTargets), or to every
+ * link the filters match (a call per page of them).
+ */
+async function apply(ctx: SignedInCtx, form: URLSearchParams, action: BulkAction, ticked: string[] | { filter: Record<string, string> }) {
   let done = 0;
   let failed = 0;
-  let cursor: string | undefined;
-  do {
-    const page = "filter" in selector ? { ...selector, cursor } : selector;
+  const run = async (selector: Selector) => {
     const r = action === "delete"
-      ? await bulkDeleteLinks(ctx.deps, ctx.caller, page)
-      : await bulkUpdateLinks(ctx.deps, ctx.caller, { ...page, ...BULK_ACTIONS[action].body(form) });
+      ? await bulkDeleteLinks(ctx.deps, ctx.caller, selector)
+      : await bulkUpdateLinks(ctx.deps, ctx.caller, { ...selector, ...BULK_ACTIONS[action].body(form) });
     done += "deleted" in r ? r.deleted : r.updated;
     failed += r.failed;
-    cursor = r.nextCursor ?? undefined;
-  } while (cursor !== undefined);
+    return r.nextCursor ?? undefined;
+  };
+  if (Array.isArray(ticked)) {
+    const groups = bulkTargets(ticked);
+    // Every domain is checked before any link changes: a bad one (deleted meanwhile) refuses the whole action.
+    for (const domain of groups.keys()) await domainParamOf(ctx.deps, ctx.caller, domain);
+    for (const [domain, slugs] of groups) await run(domain === undefined ? { slugs } : { slugs, domain });
+  } else {
+    let cursor: string | undefined;
+    do cursor = await run({ ...ticked, cursor });
+    while (cursor !== undefined);
+  }
   return { done, failed };
 }
 
@@ -177,10 +191,10 @@ export async function bulkAction({ ctx, form }: FormCtx<SignedInCtx>): Promise<R
       return confirmAll(ctx, form, action, filters, count, back);
     }
     if (action === "delete" && !all && form.get("confirm") !== "1") return confirmDelete(ctx, slugs, back);
-    const { done, failed } = await apply(ctx, form, action, all ? { filter: filters } : { slugs });
+    const { done, failed } = await apply(ctx, form, action, all ? { filter: filters } : slugs);
     return redirect(withOutcome(back, BULK_ACTIONS[action].done, done, failed));
   } catch (e) {
-    if (!(e instanceof AppError) || e.code !== "invalid_input") throw e;
+    if (!(e instanceof AppError) || (e.code !== "invalid_input" && e.code !== "unknown_domain")) throw e;
     return refusal(ctx, back, refusedWords(e));
   }
 }

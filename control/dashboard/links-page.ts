@@ -14,6 +14,7 @@ import { errorSummary, fieldProblems, invalidAttrs, type FieldRefs } from "./for
 import { htmlResponse } from "./http.ts";
 import { csrfField, esc, flashBox, fmtDate, layout } from "./layout.ts";
 import { bulkCheckbox, bulkControls, bulkOutcome, type AllMatching } from "./links-bulk.ts";
+import { bulkValue, linkHref, type LinkPage } from "./link-paths.ts";
 import type { SignedInCtx } from "./session.ts";
 import { stateBadge, stateLabel, stateReason } from "./state-badge.ts";
 import { accountSuggestions, FOLDER_LIST_ID, suggestionLists, TAG_LIST_ID } from "./suggestions.ts";
@@ -52,24 +53,26 @@ const exportLinksHtml = (f: Filters) =>
 /** GET /dashboard/links/export: the API's export (same filters, same stream) behind the session. */
 export const linksExport = (ctx: SignedInCtx): Promise<Response> => exportLinks(ctx.deps, ctx.caller, ctx.url.searchParams);
 
-const slugPath = (slug: string) => `/dashboard/links/${encodeURIComponent(slug)}`;
-
-/** `writes`: the caller may change links (a viewer may not: no boxes to tick, no edit or delete). */
-function linkRow(l: LinkObject, f: Filters, i: number, writes: boolean): string {
+/**
+ * `writes`: the caller may change links (a viewer may not: no boxes to tick, no edit or delete). `base`: the base
+ * domain, whose links are named by slug alone; the others' pages and boxes name their domain too (link-paths.ts).
+ */
+function linkRow(l: LinkObject, f: Filters, i: number, writes: boolean, base: string): string {
+  const href = (page: LinkPage) => esc(linkHref(l, base, page));
   const tags = l.tags.map((t) => `<a class="tag" href="${esc(listUrl({ ...f, tag: t }))}">${esc(t)}</a>`).join("");
   const folder = l.folder ? `<a href="${esc(listUrl({ ...f, folder: l.folder }))}">${esc(l.folder)}</a>` : '<span class="muted">—</span>';
   const hits = l.maxHits === null ? String(l.hits) : `${l.hits} / ${l.maxHits}`;
   const lock = l.hasPassword ? ' <span class="small muted" title="Password protected">(password)</span>' : "";
   return `<tr>
-${writes ? `<td data-label="Select">${bulkCheckbox(l.slug, i)}</td>` : ""}
-<td data-label="Short link"><a class="mono" href="${slugPath(l.slug)}/stats">${esc(l.slug)}</a>${lock}<br><button type="button" class="btn-small" data-copy="${esc(l.shortUrl)}">Copy</button></td>
+${writes ? `<td data-label="Select">${bulkCheckbox(bulkValue(l, base), i)}</td>` : ""}
+<td data-label="Short link"><a class="mono" href="${href("stats")}">${esc(l.slug)}</a>${lock}${l.domain === base ? "" : `<br><span class="small muted">${esc(l.domain)}</span>`}<br><button type="button" class="btn-small" data-copy="${esc(l.shortUrl)}">Copy</button></td>
 <td data-label="Destination" class="target"><a href="${esc(l.target)}" rel="noopener noreferrer" target="_blank">${esc(l.target)}</a></td>
 <td data-label="Tags">${tags || '<span class="muted">—</span>'}</td>
 <td data-label="Folder">${folder}</td>
 <td data-label="State">${stateBadge(l)}${l.state === "live" ? "" : `<br><span class="small muted">${esc(stateReason(l))}</span>`}</td>
 <td data-label="Clicks">${esc(hits)}</td>
 <td data-label="Created">${fmtDate(l.createdAt)}</td>
-<td><a href="${slugPath(l.slug)}/stats">Stats</a>${writes ? ` · <a href="${slugPath(l.slug)}/edit">Edit</a> · <a href="${slugPath(l.slug)}/delete">Delete</a>` : ""}</td>
+<td><a href="${href("stats")}">Stats</a>${writes ? ` · <a href="${href("edit")}">Edit</a> · <a href="${href("delete")}">Delete</a>` : ""}</td>
 </tr>`;
 }
 
@@ -130,7 +133,7 @@ export async function linksIndex(ctx: SignedInCtx): Promise<Response> {
   const filtered = FILTERS.some((k) => f[k]);
   const all = result.nextCursor || (cursor && result.links.length) ? await allMatching(ctx, f) : undefined;
   const writes = hasScope(ctx.caller, "links:write");
-  const rows = result.links.map((l, i) => linkRow(l, f, i, writes)).join("");
+  const rows = result.links.map((l, i) => linkRow(l, f, i, writes, ctx.deps.config.defaultDomain)).join("");
   const empty = filtered || cursor ? "No links match these filters." : `No links yet.${writes ? ' <a href="/dashboard/links/new">Create your first one</a>.' : ""}`;
   const grid = `<table class="responsive"><thead><tr>${writes ? '<th><span class="muted">Select</span></th>' : ""}<th>Short link</th><th>Destination</th><th>Tags</th><th>Folder</th><th>State</th><th>Clicks</th><th>Created</th><th><span class="muted">Actions</span></th></tr></thead><tbody>${rows}</tbody></table>`;
   const table = !result.links.length

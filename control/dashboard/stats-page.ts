@@ -11,13 +11,12 @@ import { analyticsSection } from "./analytics-section.ts";
 import { htmlResponse } from "./http.ts";
 import { csrfField, esc, flashBox, fmtDate, layout } from "./layout.ts";
 import { inlineQr, qrDownload } from "./qr.ts";
+import { linkHref, linkNamed, linkPath, type LinkPage } from "./link-paths.ts";
 import type { SignedInCtx } from "./session.ts";
 import { stateBadge, stateReason, webhookPauseNote } from "./state-badge.ts";
 
-const linkPath = (slug: string) => `/dashboard/links/${encodeURIComponent(slug)}`;
-
-/** `writes`: the caller may change links (a viewer sees no resume, edit or delete). */
-function facts(l: LinkObject, csrf: string, writes: boolean): string {
+/** `writes`: the caller may change links (a viewer sees no resume, edit or delete). `page`: the link's pages. */
+function facts(l: LinkObject, csrf: string, writes: boolean, page: (p: LinkPage) => string): string {
   const row = (label: string, value: string) => `<dt>${label}</dt><dd>${value}</dd>`;
   const none = '<span class="muted">—</span>';
   const tags = l.tags.map((t) => `<a class="tag" href="/dashboard/links?tag=${encodeURIComponent(t)}">${esc(t)}</a>`).join("");
@@ -39,7 +38,7 @@ ${row("Created", fmtDate(l.createdAt))}
 ${row("Starts", l.startsAt ? fmtDate(l.startsAt) : none)}${row("Expires", l.expiresAt ? fmtDate(l.expiresAt) : none)}
 ${row("Features", extras.length ? esc(extras.join(" · ")) : none)}
 ${pause ? row("Webhook", `<span class="status state-paused">paused</span> <span class="small muted">${esc(pause)}</span>
-${writes ? `<form method="post" action="${linkPath(l.slug)}/webhook/resume" class="inline">${csrfField(csrf)}<button type="submit" class="btn-small">Resume webhook</button></form>` : ""}`) : ""}
+${writes ? `<form method="post" action="${esc(page("webhook/resume"))}" class="inline">${csrfField(csrf)}<button type="submit" class="btn-small">Resume webhook</button></form>` : ""}`) : ""}
 </dl>`;
 }
 
@@ -62,15 +61,17 @@ function linkValueLabel(l: LinkObject): ValueLabel {
 }
 
 export async function statsPage(ctx: SignedInCtx): Promise<Response> {
-  const slug = ctx.params.slug ?? "";
-  const link = await getLink(ctx.deps, ctx.caller, slug);
-  const path = `${linkPath(link.slug)}/stats`;
+  const { slug, domain } = linkNamed(ctx);
+  const link = await getLink(ctx.deps, ctx.caller, slug, domain);
+  const page = (p: LinkPage) => linkHref(link, ctx.deps.config.defaultDomain, p);
   const section = await analyticsSection({
-    path,
-    csvPath: `${linkPath(link.slug)}/clicks.csv`,
+    // The paths name the link by slug; the `domain` the address came with stays in every link and form of the page.
+    path: linkPath(link.slug, "stats"),
+    csvPath: linkPath(link.slug, "clicks.csv"),
+    keep: ["domain"],
     url: ctx.url,
     now: ctx.deps.now(),
-    ask: (raw) => getLinkAnalytics(ctx.deps, ctx.caller, link.slug, raw),
+    ask: (raw) => getLinkAnalytics(ctx.deps, ctx.caller, link.slug, raw, link.domain),
     labelOf: linkValueLabel(link),
     extraTiles: () => [["Click limit", link.maxHits === null ? "none" : `${link.hits} / ${link.maxHits}`, "click-limit"]],
   });
@@ -79,8 +80,8 @@ export async function statsPage(ctx: SignedInCtx): Promise<Response> {
 <section class="card overview"><div>
 <div class="copyrow"><input id="short-url" class="mono" readonly value="${esc(link.shortUrl)}" aria-label="Short URL">
 <button type="button" class="btn-primary" data-copy="${esc(link.shortUrl)}">Copy</button></div>
-${facts(link, ctx.session.csrfToken, writes)}
-<div class="actions">${writes ? `<a class="btn" href="${linkPath(link.slug)}/edit">Edit</a>` : ""}<a class="btn" href="${linkPath(link.slug)}/qr.svg" download>Download QR (SVG)</a>${writes ? `<a class="btn" href="${linkPath(link.slug)}/delete">Delete</a>` : ""}</div>
+${facts(link, ctx.session.csrfToken, writes, page)}
+<div class="actions">${writes ? `<a class="btn" href="${esc(page("edit"))}">Edit</a>` : ""}<a class="btn" href="${esc(page("qr.svg"))}" download>Download QR (SVG)</a>${writes ? `<a class="btn" href="${esc(page("delete"))}">Delete</a>` : ""}</div>
 </div><div class="qr">${await inlineQr(link.shortUrl)}</div></section>
 <h2>Clicks</h2>${section.html}
 ${ctx.deps.config.geoipDb ? "" : DBIP_CREDIT}`;
@@ -91,6 +92,7 @@ ${ctx.deps.config.geoipDb ? "" : DBIP_CREDIT}`;
 const DBIP_CREDIT = `<p class="hint">Country data: <a href="https://db-ip.com">IP Geolocation by DB-IP</a></p>`;
 
 export async function qrFile(ctx: SignedInCtx): Promise<Response> {
-  const link = await getLink(ctx.deps, ctx.caller, ctx.params.slug ?? "");
+  const { slug, domain } = linkNamed(ctx);
+  const link = await getLink(ctx.deps, ctx.caller, slug, domain);
   return qrDownload(link.shortUrl, link.slug);
 }

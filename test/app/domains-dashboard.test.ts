@@ -56,7 +56,7 @@ test("add, see what to publish, verify with the result shown, delete refused wit
   const form = await v.get("/dashboard/links/new");
   expect(form.html).toContain('<option value="go.dash.example">go.dash.example</option>');
   const made = await v.submit("/dashboard/links/new", "/dashboard/links", { url: "https://example.com/form", slug: "dash-form", domain: "go.dash.example" });
-  expect([made.status, made.headers.get("location")]).toEqual([303, "/dashboard/links/dash-form/stats?flash=created"]);
+  expect([made.status, made.headers.get("location")]).toEqual([303, "/dashboard/links/dash-form/stats?domain=go.dash.example&flash=created"]);
   expect((await cp.deps.store.getLink("go.dash.example", "dash-form"))?.target).toBe("https://example.com/form");
   const forged = await v.submit("/dashboard/links/new", "/dashboard/links", { url: "https://example.com/form", domain: "not-mine.example.com" });
   expect(forged.status).toBe(400);
