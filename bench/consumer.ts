@@ -2,9 +2,10 @@
  * `npm run bench:consumer`: the scale-mode click path behind the redirector, in one process and without HTTP
  * (issue #20's ingestion targets; bench/lib/ingestion.ts). Clicks are queued in real Redis as the redirector queues
  * them (1,024 per stream entry), then the control plane's click drain reads them, asks the Redis VisitorLedger for
- * first visits and writes them, every dimension recorded, to real Postgres (raw click log per batch, rollup cells).
- * It reports the CPU each click costs the consumer, the Postgres backends and Redis while they are drained (read
- * from /proc: a service not running on this machine counts as 0), for two kinds of traffic:
+ * first visits and writes them, every dimension recorded, to real Postgres (raw click log per batch, rollup cells as
+ * cell sets: docs/adr/0012). It reports the CPU each click costs the consumer, the Postgres backends serving this
+ * process and Redis while they are drained (read from /proc: a service not running on this machine counts as 0;
+ * Redis serves everyone, so others' use of it meanwhile counts), for two kinds of traffic:
  *
  * - spread: 10,000 links in turn, so a stream entry of 1,024 clicks holds about one click per link
  *   (target: at most 8 µs of CPU per click, consumer + Postgres + Redis);
