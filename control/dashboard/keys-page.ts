@@ -97,7 +97,7 @@ ${scopeBoxes(v.scopes ?? SCOPES, errors)}
 
 /** The list; right after a key was created (and only then), the key itself, once. */
 export async function keysIndex(ctx: SignedInCtx): Promise<Response> {
-  const { created, setCookie } = await takeNewKey(ctx);
+  const { created, setCookie } = await takeNewKey(ctx, "apiKey");
   const keys = await listApiKeys(ctx.deps, ctx.caller);
   return htmlResponse(200, keysPage(ctx, { keys, created, flash: ctx.url.searchParams.get("flash") }), { "set-cookie": setCookie });
 }
@@ -108,7 +108,7 @@ export async function createKey({ ctx, form }: FormCtx<SignedInCtx>): Promise<Re
   const scopes = postedScopes(form);
   try {
     const { key, view } = await createApiKey(ctx.deps, ctx.caller, name, scopes);
-    return redirect("/dashboard/keys", [handOffCookie(ctx, { id: view.id, name: view.name, key })]);
+    return redirect("/dashboard/keys", [handOffCookie(ctx, { kind: "apiKey", id: view.id, name: view.name, key })]);
   } catch (e) {
     if (!(e instanceof AppError) || e.code !== "invalid_input") throw e;
     const keys = await listApiKeys(ctx.deps, ctx.caller);

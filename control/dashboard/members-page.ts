@@ -106,10 +106,8 @@ ${!admin ? `<p class="small muted">Your role: ${ctx.caller.role}. Admins and own
 
 /** The list; right after an invitation was made (and only then), its link, once. */
 export async function membersIndex(ctx: SignedInCtx): Promise<Response> {
-  const { created, setCookie } = await takeNewKey(ctx);
-  // Only an invitation's hand-off is shown here (a key's belongs to the keys page).
-  const invitation = created?.id.startsWith("inv_") ? created : null;
-  return membersPage(ctx, 200, { flash: ctx.url.searchParams.get("flash"), created: invitation }, setCookie);
+  const { created, setCookie } = await takeNewKey(ctx, "invitation");
+  return membersPage(ctx, 200, { flash: ctx.url.searchParams.get("flash"), created }, setCookie);
 }
 
 /** Runs `act`; a refusal that belongs to the page shows it again with the problem on top, anything else is thrown. */
@@ -143,7 +141,7 @@ export const createInvitationAction = ({ ctx, form }: FormCtx<SignedInCtx>): Pro
     // A number field posts text: a whole number goes to the service as one, anything else as typed (refused there).
     const days = /^\d{1,3}$/.test(invite.days.trim()) ? Number(invite.days.trim()) : invite.days;
     const made = await createInvitation(ctx.deps, ctx.caller, { role: invite.role, expiresInDays: days });
-    return redirect("/dashboard/members", [handOffCookie(ctx, { id: made.id, name: made.role, key: made.url })]);
+    return redirect("/dashboard/members", [handOffCookie(ctx, { kind: "invitation", id: made.id, name: made.role, key: made.url })]);
   }, (inviteError) => ({ inviteError, invite }));
 };
 

@@ -1,6 +1,9 @@
 /**
- * A new API key's one showing, across the POST-redirect-GET of the keys page. The POST answers 303 and hands the
- * key to the GET that follows in a short-lived cookie, sealed (AES-256-GCM) under a key derived from the visitor's
+ * A value shown once, across the POST-redirect-GET of the page that made it: a new API key (keys page), a webhook
+ * endpoint's signing secret (webhooks page) or an invitation's link (members page). The hand-off names its kind and
+ * each page takes only its own: a person who does not follow the redirect and opens another of these pages is not
+ * shown an invitation link as a new key, and the value stays for its own page. The POST answers 303 and hands the
+ * value to the GET that follows in a short-lived cookie, sealed (AES-256-GCM) under a key derived from the visitor's
  * session token, which the server never stores (the sessions table holds its hash); the GET opens it, shows the
  * key and clears the cookie. So the key is never in a URL, a page served twice, or the database (only its hash
  * is stored, design §6), and nothing lives in one control process's memory, so this works behind several.
@@ -17,7 +20,14 @@ export const NEW_KEY_LIFETIME_MS = 5 * 60_000;
 const IV_BYTES = 12;
 const TAG_BYTES = 16;
 
+/** What a hand-off carries, each shown by one page only. */
+export const HAND_OFF_KINDS = ["apiKey", "webhookSecret", "invitation"] as const;
+export type HandOffKind = (typeof HAND_OFF_KINDS)[number];
+const isKind = (v: unknown): v is HandOffKind => (HAND_OFF_KINDS as readonly unknown[]).includes(v);
+
+/** The value handed off: `key` is the secret shown once, `id` and `name` what the page says it belongs to. */
 export interface NewKey {
+  kind: HandOffKind;
   id: string;
   name: string;
   key: string;
@@ -43,8 +53,8 @@ export function openNewKey(value: string, sessionToken: string, now: number): Ne
     decipher.setAuthTag(raw.subarray(raw.length - TAG_BYTES));
     const json = Buffer.concat([decipher.update(raw.subarray(IV_BYTES, raw.length - TAG_BYTES)), decipher.final()]).toString("utf8");
     const v = JSON.parse(json) as Partial<NewKey & { exp: number }>;
-    if (typeof v.exp !== "number" || v.exp <= now || typeof v.id !== "string" || typeof v.name !== "string" || typeof v.key !== "string") return null;
-    return { id: v.id, name: v.name, key: v.key };
+    if (typeof v.exp !== "number" || v.exp <= now || !isKind(v.kind) || typeof v.id !== "string" || typeof v.name !== "string" || typeof v.key !== "string") return null;
+    return { kind: v.kind, id: v.id, name: v.name, key: v.key };
   } catch {
     return null; // a wrong tag (other session, altered) throws in final()
   }
@@ -52,19 +62,23 @@ export function openNewKey(value: string, sessionToken: string, now: number): Ne
 
 const secure = (ctx: SignedInCtx) => isSecureRequest(ctx.deps, ctx.request);
 
-/** The Set-Cookie header handing `created` to the next page of this session. */
+/** The Set-Cookie header handing `created` to the next page of this session (the one showing its kind). */
 export function handOffCookie(ctx: SignedInCtx, created: NewKey): string {
   const value = sealNewKey(created, ctx.cookies.get(SESSION_COOKIE) ?? "", ctx.deps.now() + NEW_KEY_LIFETIME_MS);
   return cookie(NEW_KEY_COOKIE, value, NEW_KEY_LIFETIME_MS / 1000, secure(ctx));
 }
 
-/** The key handed to this page, the first time it is asked for; and the cookie to clear whenever one came. */
-export async function takeNewKey(ctx: SignedInCtx): Promise<{ created: NewKey | null; setCookie: string[] }> {
+/**
+ * The value of `kind` handed to this page, the first time it is asked for, and the cookie to clear when it came
+ * (or cannot be opened). A hand-off of another kind is left as it is, untaken, for its own page.
+ */
+export async function takeNewKey(ctx: SignedInCtx, kind: HandOffKind): Promise<{ created: NewKey | null; setCookie: string[] }> {
   const value = ctx.cookies.get(NEW_KEY_COOKIE);
   if (!value) return { created: null, setCookie: [] };
   const clear = [cookie(NEW_KEY_COOKIE, "", 0, secure(ctx))];
   const opened = openNewKey(value, ctx.cookies.get(SESSION_COOKIE) ?? "", ctx.deps.now());
   if (!opened) return { created: null, setCookie: clear };
-  const first = await ctx.deps.hot.rateLimit(`dashboard-new-key:${opened.id}`, 1, NEW_KEY_LIFETIME_MS);
+  if (opened.kind !== kind) return { created: null, setCookie: [] };
+  const first = await ctx.deps.hot.rateLimit(`dashboard-new-key:${opened.kind}:${opened.id}`, 1, NEW_KEY_LIFETIME_MS);
   return { created: first.allowed ? opened : null, setCookie: clear };
 }

@@ -14,8 +14,6 @@ import { handOffCookie, takeNewKey } from "./new-key-handoff.ts";
 import type { FormCtx, SignedInCtx } from "./session.ts";
 
 const FIELDS: FieldRefs = { "/url": { label: "URL", id: "hook-url" }, "/events": { label: "Events", id: "hook-events" } };
-/** Endpoint ids start so; a handed-off value without it is an API key's, for the keys page. */
-const ENDPOINT_PREFIX = "we_";
 
 interface IndexView {
   endpoints: webhooks.EndpointView[];
@@ -62,8 +60,8 @@ ${v.error ? errorSummary(v.error, FIELDS) : ""}
 
 /** The list; right after an endpoint was created (and only then), its secret, once. */
 export async function webhooksIndex(ctx: SignedInCtx): Promise<Response> {
-  const { created, setCookie } = await takeNewKey(ctx);
-  const shown = created && created.id.startsWith(ENDPOINT_PREFIX) ? { id: created.id, url: created.name, secret: created.key } : null;
+  const { created, setCookie } = await takeNewKey(ctx, "webhookSecret");
+  const shown = created ? { id: created.id, url: created.name, secret: created.key } : null;
   const { endpoints } = await webhooks.listEndpoints(ctx.deps, ctx.caller);
   return htmlResponse(200, indexPage(ctx, { endpoints, created: shown }), { "set-cookie": setCookie });
 }
@@ -73,7 +71,7 @@ export async function createWebhookAction({ ctx, form }: FormCtx<SignedInCtx>): 
   const events = form.getAll("events");
   try {
     const e = await webhooks.createEndpoint(ctx.deps, ctx.caller, { url, events });
-    return redirect("/dashboard/webhooks", [handOffCookie(ctx, { id: e.id, name: e.url, key: e.secret })]);
+    return redirect("/dashboard/webhooks", [handOffCookie(ctx, { kind: "webhookSecret", id: e.id, name: e.url, key: e.secret })]);
   } catch (err) {
     if (!(err instanceof AppError) || (err.code !== "invalid_input" && err.code !== "webhook_endpoint_limit")) throw err;
     const { endpoints } = await webhooks.listEndpoints(ctx.deps, ctx.caller);

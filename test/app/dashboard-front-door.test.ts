@@ -13,7 +13,7 @@ import { BASE_URL, jsonOf, passwordOf, startControlPlane, type InProcessControlP
 let cp: InProcessControlPlane;
 
 beforeAll(async () => {
-  cp = await startControlPlane({ env: { RATE_LIMIT_PER_MINUTE: "100000" } });
+  cp = await startControlPlane({ env: { RATE_LIMIT_PER_MINUTE: "100000", WEBHOOK_ALLOW_PRIVATE: "true" } });
 });
 afterAll(() => cp?.close());
 
@@ -64,6 +64,28 @@ describe("POST-redirect-GET", () => {
     await v.submit("/dashboard/keys", "/dashboard/keys", { name: "two" });
     cp.clock.advance(NEW_KEY_LIFETIME_MS + 1);
     expect(shownKey((await v.get("/dashboard/keys")).html)).toBeNull();
+  });
+
+  test("a hand-off is shown by its own page only: an invitation link or a webhook secret not followed is no new key", async () => {
+    const v = await signedIn("prg-kinds@example.com");
+    const shown = (html: string) => ["new-key", "new-invite", "new-secret"].filter((id) => html.includes(`id="${id}"`));
+    const invited = await v.submit("/dashboard/members", "/dashboard/members/invitations", { role: "member", expiresInDays: "7" });
+    expect(invited.status).toBe(303); // not followed: the person opens the keys page instead
+    const keys = await v.get("/dashboard/keys");
+    expect([shown(keys.html), keys.html.includes("/dashboard/invitations/")]).toEqual([[], false]);
+    expect(shown((await v.get("/dashboard/webhooks")).html)).toEqual([]);
+    // The link is still there for its own page, once.
+    expect(shown((await v.get("/dashboard/members")).html)).toEqual(["new-invite"]);
+    expect(shown((await v.get("/dashboard/members")).html)).toEqual([]);
+
+    const hooked = await v.submit("/dashboard/webhooks", "/dashboard/webhooks", { url: "http://127.0.0.1:9/hook", events: "link.created" });
+    expect(hooked.status).toBe(303);
+    for (const page of ["/dashboard/keys", "/dashboard/members"]) expect([page, shown((await v.get(page)).html)]).toEqual([page, []]);
+    expect(shown((await v.get("/dashboard/webhooks")).html)).toEqual(["new-secret"]);
+
+    await v.submit("/dashboard/keys", "/dashboard/keys", { name: "mine" });
+    for (const page of ["/dashboard/members", "/dashboard/webhooks"]) expect([page, shown((await v.get(page)).html)]).toEqual([page, []]);
+    expect(shownKey((await v.get("/dashboard/keys")).html)).toMatch(/^ck_/);
   });
 
   test("every form that changes something answers 303 to a page that answers 200, so a reload is a GET", async () => {
