@@ -144,7 +144,7 @@ async function main() {
   });
   // Event webhooks (docs/webhooks.md): this process claims due deliveries from the store's outbox and sends them.
   const eventWebhooks = startEventWebhookWorker({
-    store, settings: eventWebhookSettings(), allowPrivate: config.webhookAllowPrivate, onError: throttledWarn("event webhooks", config),
+    store, settings: eventWebhookSettings(), allowPrivate: config.webhookAllowPrivate, base: config, onError: throttledWarn("event webhooks", config),
   });
   const redirector =
     role === "embedded"

@@ -4,6 +4,7 @@
  * store that refuses the events refuses the change. With no endpoint subscribed (the usual case) no event is made
  * and the change writes nothing more. Clicks' events are written after their batch commits (clickEvents).
  */
+import { shortUrlOf, type ShortBase } from "../../shared/domain.ts";
 import { newId } from "../../shared/ids.ts";
 import { toLinkObject, type LinkRecord } from "../../shared/link.ts";
 import type { EventWebhookStore, StoredClick, WebhookEventRecord, WebhookEventType } from "../../shared/ports.ts";
@@ -40,6 +41,21 @@ export function sendingAgain(endpointId: string): void {
 /** The Standard Webhooks payload shape: type, timestamp, data. */
 export function eventBody(type: WebhookEventType, at: number, data: object): string {
   return JSON.stringify({ type, timestamp: new Date(at).toISOString(), data });
+}
+
+/**
+ * A delivery's body as it is sent and shown in the log. A link.clicked event is made from the click alone (its link
+ * unread), and the store puts in the link's slug and domain (plain column values) when it writes the delivery; its
+ * shortUrl is added here, by shortUrlOf, the one rule for a short address, rather than copied into either store's
+ * SQL. Other events carry the link object, shortUrl included, as made.
+ */
+export function deliveryBody(base: ShortBase, type: WebhookEventType, payload: string): string {
+  if (type !== "link.clicked") return payload;
+  const body = JSON.parse(payload) as { data?: Record<string, unknown> };
+  const data = body.data;
+  if (!data || typeof data.slug !== "string" || typeof data.domain !== "string" || "shortUrl" in data) return payload;
+  data.shortUrl = shortUrlOf(base, data.domain, data.slug);
+  return JSON.stringify(body);
 }
 
 const retryWindowMs = () => eventWebhookSettings().retryWindowMs;

@@ -3,6 +3,7 @@
  * An endpoint's URL passes the same SSRF check as a link's click webhook when it is set, and again at every
  * delivery (worker.ts). The secret is shown once, in the answer to the create; it is never listed.
  */
+import type { ShortBase } from "../../shared/domain.ts";
 import { AppError, invalidInput, type FieldError } from "../../shared/errors.ts";
 import { newId } from "../../shared/ids.ts";
 import { FairLimiter } from "../../shared/limiter.ts";
@@ -11,7 +12,7 @@ import { generateWebhookSecret } from "../../shared/webhooks/sign.ts";
 import { checkWebhookTarget } from "../../shared/webhooks/ssrf.ts";
 import { requireRole } from "../auth/roles.ts";
 import type { Caller, Deps } from "../deps.ts";
-import { forgetSubscribers, sendingAgain, wakeWorkers } from "./events.ts";
+import { deliveryBody, forgetSubscribers, sendingAgain, wakeWorkers } from "./events.ts";
 import { eventWebhookSettings } from "./settings.ts";
 import { recordAudit } from "../audit/service.ts";
 
@@ -47,10 +48,11 @@ export const endpointView = (e: WebhookEndpoint): EndpointView => ({
   id: e.id, url: e.url, events: e.events, active: e.active, createdAt: iso(e.createdAt)!, updatedAt: iso(e.updatedAt)!,
 });
 
-export const deliveryView = (d: WebhookDelivery): DeliveryView => ({
+/** A delivery as the log shows it, its payload as it is sent (deliveryBody: a click's shortUrl made from `base`). */
+export const deliveryView = (d: WebhookDelivery, base: ShortBase): DeliveryView => ({
   id: d.id, eventType: d.eventType, status: d.status, attempts: d.attempts, createdAt: iso(d.createdAt)!,
   nextAttemptAt: iso(d.status === "pending" ? d.nextAttemptAt : null), lastAttemptAt: iso(d.lastAttemptAt), lastError: d.lastError,
-  deliveredAt: iso(d.deliveredAt), payload: JSON.parse(d.payload),
+  deliveredAt: iso(d.deliveredAt), payload: JSON.parse(deliveryBody(base, d.eventType, d.payload)),
 });
 
 /** The same fair bound on resolving targets as links' webhook checks: one account's burst waits behind itself. */
@@ -177,7 +179,7 @@ export async function listDeliveries(deps: Deps, caller: Caller, id: string, que
   }
   const endpoint = await findOwnEndpoint(deps, caller, id);
   const page = await deps.store.listWebhookDeliveries(caller.workspaceId, endpoint.id, limit, query.cursor || undefined);
-  return { deliveries: page.deliveries.map(deliveryView), nextCursor: page.nextCursor };
+  return { deliveries: page.deliveries.map((d) => deliveryView(d, deps.config)), nextCursor: page.nextCursor };
 }
 
 /** Send again: the delivery is due now and retried as a new one would be (for a day, with backoff). */
@@ -189,5 +191,5 @@ export async function retryDelivery(deps: Deps, caller: Caller, id: string, deli
     : null;
   if (!d) throw new AppError("not_found", `No delivery "${String(deliveryId).slice(0, 300)}" of this endpoint`);
   sendingAgain(endpoint.id);
-  return deliveryView(d);
+  return deliveryView(d, deps.config);
 }

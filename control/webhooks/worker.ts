@@ -11,12 +11,13 @@
  * flight for one account and 4 for one host), so an account whose receiver hangs holds few slots. A process that
  * dies mid-attempt loses nothing: its claimed rows come due again when their lease ends.
  */
+import type { ShortBase } from "../../shared/domain.ts";
 import type { ClaimedDelivery, EventWebhookStore } from "../../shared/ports.ts";
 import { FairQueue } from "../../shared/webhooks/fair-queue.ts";
 import { deliver, hostOf } from "../../shared/webhooks/sender.ts";
 import type { ResolveHost } from "../../shared/webhooks/ssrf.ts";
 import { EndpointBackoff } from "./endpoint-backoff.ts";
-import { onEventWritten, onSendAgain } from "./events.ts";
+import { deliveryBody, onEventWritten, onSendAgain } from "./events.ts";
 import { nextAttemptAt, type EventWebhookSettings } from "./settings.ts";
 
 export interface EventWebhookWorkerOptions {
@@ -24,6 +25,8 @@ export interface EventWebhookWorkerOptions {
   settings: EventWebhookSettings;
   /** WEBHOOK_ALLOW_PRIVATE, as for click webhooks. */
   allowPrivate: boolean;
+  /** BASE_URL and the base domain: a link.clicked delivery's shortUrl is made with them when it is sent (deliveryBody). */
+  base: ShortBase;
   resolve?: ResolveHost;
   now?: () => number;
   /** A failed claim or record (the store down): the loop carries on after the next poll. */
@@ -67,7 +70,7 @@ export function startEventWebhookWorker(o: EventWebhookWorkerOptions): EventWebh
       return;
     }
     const job = { url: d.url, secret: d.secret, payload: {}, id: d.id, accountId: d.accountId, linkId: d.endpointId, linkVersion: 0 };
-    const outcome = await deliver(job, d.payload, { allowPrivate: o.allowPrivate, resolve: o.resolve }, s.timeoutMs);
+    const outcome = await deliver(job, deliveryBody(o.base, d.eventType, d.payload), { allowPrivate: o.allowPrivate, resolve: o.resolve }, s.timeoutMs);
     const at = now();
     const ok = outcome.result === "delivered";
     const error = ok ? null : (outcome as { failure: string }).failure;

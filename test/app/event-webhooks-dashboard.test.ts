@@ -16,7 +16,7 @@ let worker: EventWebhookWorker;
 beforeAll(async () => {
   cp = await startControlPlane({ env: { WEBHOOK_ALLOW_PRIVATE: "true", RATE_LIMIT_PER_MINUTE: "100000" } });
   receiver = startReceiver();
-  worker = startEventWebhookWorker({ store: cp.deps.store, allowPrivate: true, now: cp.clock.now, settings: { ...DEFAULT_EVENT_WEBHOOK_SETTINGS, pollMs: 20 } });
+  worker = startEventWebhookWorker({ store: cp.deps.store, allowPrivate: true, now: cp.clock.now, base: cp.deps.config, settings: { ...DEFAULT_EVENT_WEBHOOK_SETTINGS, pollMs: 20 } });
 });
 
 afterAll(async () => {

@@ -10,6 +10,7 @@ import { startEventWebhookWorker, type EventWebhookWorker } from "../../control/
 import type { StoredClick } from "../../shared/ports.ts";
 import { click } from "../contract/store-harness.ts";
 import { referenceLibraryVerifies, startReceiver, standardWebhooksValid, until, type Receiver } from "../helpers/event-webhook-receiver.ts";
+import { putDomain } from "../helpers/domains.ts";
 import { startControlPlane, type InProcessControlPlane, type TestKey } from "../helpers/in-process.ts";
 
 const HOUR = 3_600_000;
@@ -27,7 +28,7 @@ beforeAll(async () => {
   owner = await cp.createKey("owner@example.com");
   other = await cp.createKey("other@example.com");
   worker = startEventWebhookWorker({
-    store: cp.deps.store, allowPrivate: true, now: cp.clock.now,
+    store: cp.deps.store, allowPrivate: true, now: cp.clock.now, base: cp.deps.config,
     settings: { ...DEFAULT_EVENT_WEBHOOK_SETTINGS, pollMs: 20, timeoutMs: 300, retryBaseMs: 60_000 },
   });
 });
@@ -85,10 +86,14 @@ describe("event webhooks", () => {
     expect(byType["link.created"].data).toMatchObject({ slug: "evt-a", shortUrl: `${cp.deps.config.baseUrl}/evt-a` });
     expect(byType["link.updated"].data).toMatchObject({ slug: "evt-a", tags: ["spring"] });
     expect(byType["link.deleted"].data).toMatchObject({ slug: "evt-a" });
-    expect(byType["link.clicked"].data).toMatchObject({ slug: "evt-a", linkId: link.id, country: "US", bot: false });
+    expect(byType["link.clicked"].data).toMatchObject({
+      slug: "evt-a", domain: "clink.test", shortUrl: `${cp.deps.config.baseUrl}/evt-a`, linkId: link.id, country: "US", bot: false,
+    });
     await until(async () => (await log(endpoint.id)).every((d) => d.status === "delivered"), "the log");
     const logged = await log(endpoint.id);
     expect(logged.map((d) => d.id).sort()).toEqual(receiver.received.map((x) => x.id).sort());
+    // The log shows each payload as it was sent (a click's shortUrl included).
+    for (const d of logged) expect([d.eventType, d.payload]).toEqual([d.eventType, byType[d.eventType]]);
     // The same click batch written again (the drain's redelivery) adds no event.
     await clickEvents(cp.deps.store, [click(link.id, { batch: "b-1" }) as StoredClick], cp.clock.now());
     expect((await log(endpoint.id)).length).toBe(4);
@@ -239,7 +244,7 @@ describe("event webhooks: fairness", () => {
     const fine = startReceiver();
     hanging.mode = "hang";
     const w = startEventWebhookWorker({
-      store: plane.deps.store, allowPrivate: true, now: plane.clock.now,
+      store: plane.deps.store, allowPrivate: true, now: plane.clock.now, base: plane.deps.config,
       settings: { ...DEFAULT_EVENT_WEBHOOK_SETTINGS, pollMs: 20, timeoutMs: 30_000, concurrency: 8, perAccount: 2 },
     });
     try {
@@ -278,7 +283,7 @@ describe("event webhooks: SSRF", () => {
         id: "we_private", accountId: k.account.id, url: receiver.url, secret: "whsec_c2VjcmV0", events: ["link.created"], active: true,
         createdAt: strict.clock.now(), updatedAt: strict.clock.now(),
       });
-      const refusing = startEventWebhookWorker({ store: strict.deps.store, allowPrivate: false, now: strict.clock.now, settings: { ...DEFAULT_EVENT_WEBHOOK_SETTINGS, pollMs: 20 } });
+      const refusing = startEventWebhookWorker({ store: strict.deps.store, allowPrivate: false, now: strict.clock.now, base: strict.deps.config, settings: { ...DEFAULT_EVENT_WEBHOOK_SETTINGS, pollMs: 20 } });
       try {
         const before = receiver.received.length;
         expect((await strict.request("POST", "/api/v1/links", { key: k.key, json: { url: "https://example.com/p", slug: "private-1" } })).status).toBe(201);
@@ -291,6 +296,35 @@ describe("event webhooks: SSRF", () => {
       }
     } finally {
       await strict.close();
+    }
+  });
+});
+
+describe("link.clicked on a custom domain", () => {
+  test("names the link's domain and its shortUrl there, sent and logged alike; the same slug on the base domain is another link", async () => {
+    const me = await cp.createKey("clicks-domain@example.com");
+    const GO = "go.clicks.example";
+    await putDomain(cp, me.caller.workspaceId, GO);
+    const hooks = startReceiver();
+    try {
+      const hook = await newEndpoint(me.key, ["link.clicked"], hooks.url);
+      for (const domain of ["", GO]) {
+        const res = await cp.request("POST", "/api/v1/links", { key: me.key, json: { url: "https://example.com/x", slug: "twin-click", domain } });
+        expect(res.status).toBe(201);
+      }
+      const [onBase, onGo] = [(await cp.deps.store.getLink("clink.test", "twin-click"))!, (await cp.deps.store.getLink(GO, "twin-click"))!];
+      await clickEvents(cp.deps.store, [click(onGo.id, { batch: "b-go" }), click(onBase.id, { batch: "b-base" })] as StoredClick[], cp.clock.now());
+      await hooks.until((r) => r.length === 2);
+      const sent = hooks.received.map((r) => JSON.parse(r.body).data).sort((a, b) => a.shortUrl.localeCompare(b.shortUrl));
+      expect(sent.map((d) => [d.linkId, d.slug, d.domain, d.shortUrl])).toEqual([
+        [onBase.id, "twin-click", "clink.test", `${cp.deps.config.baseUrl}/twin-click`],
+        [onGo.id, "twin-click", GO, `https://${GO}/twin-click`],
+      ]);
+      await until(async () => (await log(hook.id, me.key)).every((d) => d.status === "delivered"), "the log");
+      const logged = (await log(hook.id, me.key)).map((d) => d.payload.data).sort((a, b) => a.shortUrl.localeCompare(b.shortUrl));
+      expect(logged).toEqual(sent);
+    } finally {
+      hooks.stop();
     }
   });
 });

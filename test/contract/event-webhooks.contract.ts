@@ -72,7 +72,7 @@ export function runEventWebhookContract(name: string, make: () => Promise<Store>
       expect((await ctx.store.subscribedAccounts("link.updated")).filter((id) => [a, b, c].includes(id))).toEqual([]);
     });
 
-    test("a click event without an account goes to the endpoints of the link's owner, with the link's slug", async () => {
+    test("a click event without an account goes to the endpoints of the link's owner, with the link's slug and domain", async () => {
       const a = await ctx.newAccount();
       const link = linkFor(a);
       await ctx.insertOk([link]);
@@ -82,7 +82,7 @@ export function runEventWebhookContract(name: string, make: () => Promise<Store>
       expect(await ctx.store.enqueueWebhookEvents([event(null, "link.clicked", { linkId: link.id, ...clicked }), event(null, "link.clicked", clicked)])).toBe(1);
       const [d] = (await ctx.store.listWebhookDeliveries(a, e.id, 10)).deliveries;
       expect(d!.eventType).toBe("link.clicked");
-      expect(JSON.parse(d!.payload)).toMatchObject({ type: "link.clicked", data: { slug: link.slug } });
+      expect(JSON.parse(d!.payload)).toEqual({ type: "link.clicked", data: { linkId: link.id, slug: link.slug, domain: link.domain } });
     });
 
     test("claims hand each due row to one claimer, at most perAccount of an account, and an unfinished claim comes due again", async () => {

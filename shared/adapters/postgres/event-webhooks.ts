@@ -32,7 +32,9 @@ export async function writeWebhookEvents(sql: postgres.Sql | postgres.Transactio
   const r = await sql`
     INSERT INTO webhook_deliveries (id, endpoint_id, account_id, event_type, payload, created_at, status, next_attempt_at, give_up_at)
     SELECT ev.id || '_' || e.id, e.id, e.account_id, ev.type,
-      CASE WHEN ev.account_id IS NULL THEN jsonb_set(ev.payload::jsonb, '{data,slug}', to_jsonb(l.slug))::text ELSE ev.payload END,
+      -- A click's event: its link's slug and domain put in (the worker adds the shortUrl: events.ts deliveryBody).
+      CASE WHEN ev.account_id IS NULL THEN jsonb_set(jsonb_set(ev.payload::jsonb, '{data,slug}', to_jsonb(l.slug)), '{data,domain}', to_jsonb(l.domain))::text
+        ELSE ev.payload END,
       ev.at, 'pending', ev.at, ev.give_up_at
     FROM unnest(${events.map((e) => e.id)}::text[], ${events.map((e) => e.type)}::text[], ${events.map((e) => e.accountId)}::text[],
                 ${events.map((e) => e.linkId)}::text[], ${events.map((e) => e.payload)}::text[],

@@ -16,10 +16,14 @@ const DELIVERY_COLUMNS = `d.id, d.endpoint_id AS endpointId, d.account_id AS acc
   d.created_at AS createdAt, d.status, d.attempts, d.next_attempt_at AS nextAttemptAt, d.give_up_at AS giveUpAt,
   d.last_attempt_at AS lastAttemptAt, d.last_error AS lastError, d.delivered_at AS deliveredAt`;
 
-/** One statement per event: the subscribed active endpoints of its account (or of the link's owner, the slug put in) get a row each. */
+/**
+ * One statement per event: the subscribed active endpoints of its account (or of the link's owner, its slug and
+ * domain put in: the worker adds the shortUrl, control/webhooks/events.ts deliveryBody) get a row each.
+ */
 const ENQUEUE = `INSERT INTO webhook_deliveries (id, endpoint_id, account_id, event_type, payload, created_at, status, next_attempt_at, give_up_at)
   SELECT ?1 || '_' || e.id, e.id, e.account_id, ?2,
-    CASE WHEN ?6 IS NULL THEN json_set(?3, '$.data.slug', (SELECT slug FROM links WHERE id = ?7)) ELSE ?3 END, ?4, 'pending', ?4, ?5
+    CASE WHEN ?6 IS NULL THEN json_set(?3, '$.data.slug', (SELECT slug FROM links WHERE id = ?7), '$.data.domain', (SELECT domain FROM links WHERE id = ?7))
+      ELSE ?3 END, ?4, 'pending', ?4, ?5
   FROM webhook_endpoints e
   WHERE e.account_id = COALESCE(?6, (SELECT account_id FROM links WHERE id = ?7)) AND e.active = 1
     AND instr(',' || e.events || ',', ',' || ?2 || ',') > 0
