@@ -10,6 +10,7 @@ import { NONE } from "../stats/query.ts";
 import { barTable, seriesChart, type BarRow } from "./charts.ts";
 import { hasFilter, linkPageFilters, pageUrl, toggleFilter, type PageQuery } from "./analytics-query.ts";
 import { esc } from "./layout.ts";
+import { domainParams, linkName, linkPath } from "./link-paths.ts";
 
 const fmt = (n: number) => n.toLocaleString("en-US");
 
@@ -37,6 +38,8 @@ export interface CardContext {
   path: string;
   q: PageQuery;
   labelOf: ValueLabel;
+  /** The base domain: its links are named by slug alone, a custom domain's with the domain (link-paths.ts). */
+  baseDomain: string;
 }
 
 /** A row that toggles its value (unknown as the API's `(none)`) as a filter of the page. */
@@ -61,10 +64,13 @@ export function dimensionCards(ctx: CardContext, a: Analytics): string {
 
 const TOP_HEADINGS: Record<AccountGrouping, string> = { link: "Top links", tag: "Top tags", folder: "Top folders" };
 
-/** A link's row goes to the link's own page over the same range (a deleted link's goes nowhere). */
+/** A link's row goes to the link's own page (on its domain) over the same range (a deleted link's goes nowhere). */
 function linkRow(ctx: CardContext, r: BreakdownRow): BarRow {
-  const href = r.slug ? pageUrl(`/dashboard/links/${encodeURIComponent(r.slug)}/stats`, ctx.q, linkPageFilters(ctx.q)) : null;
-  return { label: r.slug ?? "A deleted link", href, clicks: r.clicks, visitors: r.visitors };
+  const link = r.slug !== undefined && r.domain !== undefined ? { slug: r.slug, domain: r.domain } : null;
+  if (!link) return { label: "A deleted link", href: null, clicks: r.clicks, visitors: r.visitors };
+  const keep = Object.entries(domainParams(link, ctx.baseDomain));
+  const href = pageUrl(linkPath(link.slug, "stats"), ctx.q, { ...linkPageFilters(ctx.q), keep });
+  return { label: linkName(link, ctx.baseDomain), href, clicks: r.clicks, visitors: r.visitors };
 }
 
 /** The account's top links, tags and folders; tags and folders filter the page like a dimension's rows. */

@@ -24,6 +24,7 @@ export async function overviewPage(ctx: SignedInCtx): Promise<Response> {
     now: ctx.deps.now(),
     ask,
     labelOf: defaultValueLabel,
+    baseDomain: ctx.deps.config.defaultDomain,
     groupings: groupingsOf("account"),
     // Top links, tags and folders: from the answer when it has them, else one grouped question each.
     extraCards: async (cards, range, main) => {

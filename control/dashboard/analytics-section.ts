@@ -25,6 +25,8 @@ export interface SectionOptions {
   groupings?: readonly Grouping[];
   /** Parameters of the page's address kept in its links and forms (a link's `domain`). */
   keep?: readonly string[];
+  /** The base domain (config.defaultDomain): the top links name a custom domain's link with its domain. */
+  baseDomain: string;
   /** Tiles after clicks and visitors. */
   extraTiles?: (a: Analytics) => [string, string, string][];
   /** Cards before the dimensions' (the overview's top links, tags, folders), given the page's state and answer. */
@@ -52,7 +54,7 @@ async function answer(q: PageQuery, o: SectionOptions): Promise<{ resolved: Reso
 export async function analyticsSection(o: SectionOptions): Promise<Section> {
   const q = parsePageQuery(o.url.searchParams, o.groupings, o.keep);
   const { resolved, analytics, problems } = await answer(q, o);
-  const ctx: CardContext = { path: o.path, q, labelOf: o.labelOf };
+  const ctx: CardContext = { path: o.path, q, labelOf: o.labelOf, baseDomain: o.baseDomain };
   const controls = rangeControls({ path: o.path, q, resolved, problems, csvHref: analytics ? csvHref(o.csvPath, resolved, q.keep) : null });
   if (!analytics || !resolved) {
     return { status: 400, analytics: null, html: `${controls}${filterChips(ctx)}<p class="card muted">Nothing to show until the range is fixed.</p>` };

@@ -29,10 +29,11 @@ export const linkNamed = (ctx: SignedInCtx): { slug: string; domain: string | un
 });
 
 /**
- * A ticked link in the bulk form: its slug, or `domain/slug` for a custom domain's (a slug never holds "/"), so
- * the same slug on two domains is two boxes; `bulkTargets` reads them back.
+ * The link as the dashboard names it, in a bulk box's value and in the overview's top links: its slug, or
+ * `domain/slug` for a custom domain's (a slug never holds "/"), so the same slug on two domains is two boxes and two
+ * rows; `bulkTargets` reads the boxes back.
  */
-export const bulkValue = (link: Named, defaultDomain: string): string =>
+export const linkName = (link: Named, defaultDomain: string): string =>
   link.domain === defaultDomain ? link.slug : `${link.domain}/${link.slug}`;
 
 /** The posted boxes grouped by domain (undefined: named by slug alone), each group's slugs in order. */

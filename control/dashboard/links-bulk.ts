@@ -71,7 +71,7 @@ export function bulkControls(all?: AllMatching): string {
 <div>${button("pause")} ${button("archive")} ${button("delete")}</div></fieldset>`;
 }
 
-/** A row's checkbox, labelled with the link it ticks: its slug, or domain/slug on a custom domain (bulkValue). */
+/** A row's checkbox, labelled with the link it ticks: its slug, or domain/slug on a custom domain (linkName). */
 export const bulkCheckbox = (value: string, i: number) =>
   `<input type="checkbox" name="slug" value="${esc(value)}" id="tick-${i}" aria-label="${esc(`Select ${value}`)}">`;
 

@@ -14,7 +14,7 @@ import { errorSummary, fieldProblems, invalidAttrs, type FieldRefs } from "./for
 import { htmlResponse } from "./http.ts";
 import { csrfField, esc, flashBox, fmtDate, layout } from "./layout.ts";
 import { bulkCheckbox, bulkControls, bulkOutcome, type AllMatching } from "./links-bulk.ts";
-import { bulkValue, linkHref, type LinkPage } from "./link-paths.ts";
+import { linkHref, linkName, type LinkPage } from "./link-paths.ts";
 import type { SignedInCtx } from "./session.ts";
 import { stateBadge, stateLabel, stateReason } from "./state-badge.ts";
 import { accountSuggestions, FOLDER_LIST_ID, suggestionLists, TAG_LIST_ID } from "./suggestions.ts";
@@ -64,7 +64,7 @@ function linkRow(l: LinkObject, f: Filters, i: number, writes: boolean, base: st
   const hits = l.maxHits === null ? String(l.hits) : `${l.hits} / ${l.maxHits}`;
   const lock = l.hasPassword ? ' <span class="small muted" title="Password protected">(password)</span>' : "";
   return `<tr>
-${writes ? `<td data-label="Select">${bulkCheckbox(bulkValue(l, base), i)}</td>` : ""}
+${writes ? `<td data-label="Select">${bulkCheckbox(linkName(l, base), i)}</td>` : ""}
 <td data-label="Short link"><a class="mono" href="${href("stats")}">${esc(l.slug)}</a>${lock}${l.domain === base ? "" : `<br><span class="small muted">${esc(l.domain)}</span>`}<br><button type="button" class="btn-small" data-copy="${esc(l.shortUrl)}">Copy</button></td>
 <td data-label="Destination" class="target"><a href="${esc(l.target)}" rel="noopener noreferrer" target="_blank">${esc(l.target)}</a></td>
 <td data-label="Tags">${tags || '<span class="muted">—</span>'}</td>

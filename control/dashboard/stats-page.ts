@@ -69,6 +69,7 @@ export async function statsPage(ctx: SignedInCtx): Promise<Response> {
     path: linkPath(link.slug, "stats"),
     csvPath: linkPath(link.slug, "clicks.csv"),
     keep: ["domain"],
+    baseDomain: ctx.deps.config.defaultDomain,
     url: ctx.url,
     now: ctx.deps.now(),
     ask: (raw) => getLinkAnalytics(ctx.deps, ctx.caller, link.slug, raw, link.domain),

@@ -46,8 +46,9 @@ export interface SeriesPoint extends Counts {
 export interface BreakdownRow extends Counts {
   /** The dimension value (null: unknown), or for link/tag/folder groupings the link id, tag or folder. */
   value: string | null;
-  /** For groupBy=link: the link's slug and short address. */
+  /** For groupBy=link: the link's slug, domain (as the link object names it) and short address. */
   slug?: string;
+  domain?: string;
   shortUrl?: string;
 }
 

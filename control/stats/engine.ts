@@ -24,6 +24,7 @@ import { ceilDay, ceilHour, DAY, floorDay, floorHour, zoneOf } from "./zone-time
 /** What the engine needs of a link for the account's link, tag and folder groupings and filters. */
 export interface LinkLabel {
   slug: string;
+  domain: string;
   shortUrl: string;
   tags: string[];
   folder: string | null;
@@ -276,7 +277,7 @@ export async function answer(query: StatsQuery, reads: AnalyticsReads, only?: Gr
     const labels = allLinks ?? (await reads.links(top.rows.map((r) => r.value!)));
     top.rows = top.rows.map(({ value, clicks, visitors }) => {
       const l = labels.get(value!);
-      return l ? { value, slug: l.slug, shortUrl: l.shortUrl, clicks, visitors } : { value, clicks, visitors };
+      return l ? { value, slug: l.slug, domain: l.domain, shortUrl: l.shortUrl, clicks, visitors } : { value, clicks, visitors };
     });
   }
   return {

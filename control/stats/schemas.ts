@@ -19,6 +19,7 @@ const Breakdown = T.Object({
   rows: T.Array(T.Object({
     value: Nullable(T.String({ description: "The dimension value (null: unknown); for link the link's id, for tag and folder their name (null: none)." })),
     slug: T.Optional(T.String()),
+    domain: T.Optional(T.String()),
     shortUrl: T.Optional(T.String()),
     ...Counts,
   })),

@@ -17,7 +17,7 @@ import { HOUR } from "./zone-time.ts";
 const LINK_PAGE = 1_000;
 
 const labelOf = (deps: Deps, l: LinkRecord): LinkLabel =>
-  ({ slug: l.slug, shortUrl: shortUrlOf(deps.config, l.domain, l.slug), tags: l.tags, folder: l.folder });
+  ({ slug: l.slug, domain: l.domain, shortUrl: shortUrlOf(deps.config, l.domain, l.slug), tags: l.tags, folder: l.folder });
 
 /** The account's links by id, with what groupings, filters and CSV rows need of them. */
 export async function accountLinks(deps: Deps, accountId: string): Promise<Map<string, LinkLabel>> {

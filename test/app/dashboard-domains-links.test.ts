@@ -86,6 +86,10 @@ describe("a custom domain's link, from its row of the links list", () => {
     expect(qr.html).toBe(await qrSvg(qrAddress(`https://${GO}/${slug}`)));
     // The custom-range form carries it as a hidden field.
     expect(page.html).toContain(`<input type="hidden" name="domain" value="${GO}">`);
+    // The overview's top links name it with its domain and open its page.
+    const overview = unescape((await v.get("/dashboard/analytics")).html);
+    expect(overview).toContain(`href="/dashboard/links/${slug}/stats?domain=${GO}"`);
+    expect(overview).toContain(`>${GO}/${slug}<`);
   });
 
   test("edit: the form posts to that link and comes back to its page; only it changes", async () => {

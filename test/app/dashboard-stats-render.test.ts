@@ -18,7 +18,7 @@ const XSS = "<img src=x onerror=alert(1)>";
 const PATH = "/dashboard/links/spring/stats";
 
 const q = (search: string) => parsePageQuery(new URLSearchParams(search));
-const ctxOf = (search: string): CardContext => ({ path: PATH, q: q(search), labelOf: defaultValueLabel });
+const ctxOf = (search: string): CardContext => ({ path: PATH, q: q(search), labelOf: defaultValueLabel, baseDomain: "s" });
 /** Attribute values as a browser reads them (the page escapes & in URLs). */
 const unescape = (html: string) => html.replaceAll("&amp;", "&");
 
@@ -143,8 +143,16 @@ describe("cards and chips", () => {
 
   test("top links go to each link's page over the same range and dimension filters; tags and folders filter the overview", () => {
     const ctx: CardContext = { ...ctxOf(""), q: parsePageQuery(new URLSearchParams("range=7d&bots=include&os=iOS&folder=Ads"), ["os", "tag", "folder"]), path: "/dashboard/analytics" };
-    const links = unescape(groupCard(ctx, "link", { rows: [{ value: "id1", slug: "spring", shortUrl: "http://s/spring", clicks: 5, visitors: 3 }, { value: "gone", clicks: 1, visitors: 1 }], other: { clicks: 0, visitors: 0 } }));
+    const rows = [
+      { value: "id1", slug: "spring", domain: "s", shortUrl: "http://s/spring", clicks: 5, visitors: 3 },
+      { value: "id2", slug: "spring", domain: "go.s", shortUrl: "https://go.s/spring", clicks: 2, visitors: 2 },
+      { value: "gone", clicks: 1, visitors: 1 },
+    ];
+    const links = unescape(groupCard(ctx, "link", { rows, other: { clicks: 0, visitors: 0 } }));
     expect(links).toContain('href="/dashboard/links/spring/stats?range=7d&bots=include&os=iOS"');
+    // The same slug on a custom domain: its own row, named and opened with its domain.
+    expect(links).toContain('href="/dashboard/links/spring/stats?domain=go.s&range=7d&bots=include&os=iOS"');
+    expect(links).toContain(">go.s/spring<");
     expect(links).toContain("A deleted link");
     const tags = unescape(groupCard(ctx, "tag", { rows: [{ value: "Q1 launch", clicks: 2, visitors: 2 }, { value: null, clicks: 1, visitors: 1 }], other: { clicks: 0, visitors: 0 } }));
     expect(tags).toContain('href="/dashboard/analytics?range=7d&bots=include&os=iOS&folder=Ads&tag=Q1+launch" title="Filter by Tag: Q1 launch">Q1 launch</a>');

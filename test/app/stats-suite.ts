@@ -69,8 +69,8 @@ export function runAnalyticsApiSuite(name: string, start: () => Promise<InProces
       for (const answer of [days, top]) expect([...Value.Errors(Analytics, answer)]).toEqual([]);
       expect(Object.keys(top.breakdowns)).toEqual(["link"]);
       expect(top.breakdowns.link.rows).toEqual([
-        { value: ids.alpha, slug: "alpha", shortUrl: `${BASE_URL}/alpha`, clicks: 4, visitors: 3 },
-        { value: ids.beta, slug: "beta", shortUrl: `${BASE_URL}/beta`, clicks: 2, visitors: 2 },
+        { value: ids.alpha, slug: "alpha", domain: new URL(BASE_URL).host, shortUrl: `${BASE_URL}/alpha`, clicks: 4, visitors: 3 },
+        { value: ids.beta, slug: "beta", domain: new URL(BASE_URL).host, shortUrl: `${BASE_URL}/beta`, clicks: 2, visitors: 2 },
       ]);
       expect((await get("/api/v1/stats?from=2026-10-01&groupBy=tag")).breakdowns.tag.rows.map((r: any) => [r.value, r.clicks])).toEqual([["news", 4], ["sale", 4], [null, 2]]);
 

@@ -155,8 +155,8 @@ describe("counting", () => {
 
 describe("account groupings", () => {
   const links = new Map<string, LinkLabel>([
-    ["L1", { slug: "spring", shortUrl: "http://s.test/spring", tags: ["sale", "news"], folder: "2026" }],
-    ["L2", { slug: "autumn", shortUrl: "http://s.test/autumn", tags: [], folder: null }],
+    ["L1", { slug: "spring", domain: "s.test", shortUrl: "http://s.test/spring", tags: ["sale", "news"], folder: "2026" }],
+    ["L2", { slug: "autumn", domain: "s.test", shortUrl: "http://s.test/autumn", tags: [], folder: null }],
   ]);
   const cells = [
     cell("2026-11-20T10:00:00Z", {}, { linkId: "L1", clicks: 3, visitors: 2 }),
@@ -168,8 +168,8 @@ describe("account groupings", () => {
     const a = await answer(q({ from: "2026-11-19" }, "account"), readsOf(cells, 0, links));
     expect(a.totals).toEqual({ clicks: 8, visitors: 7 });
     expect(a.breakdowns.link!.rows).toEqual([
-      { value: "L2", slug: "autumn", shortUrl: "http://s.test/autumn", clicks: 5, visitors: 5 },
-      { value: "L1", slug: "spring", shortUrl: "http://s.test/spring", clicks: 3, visitors: 2 },
+      { value: "L2", slug: "autumn", domain: "s.test", shortUrl: "http://s.test/autumn", clicks: 5, visitors: 5 },
+      { value: "L1", slug: "spring", domain: "s.test", shortUrl: "http://s.test/spring", clicks: 3, visitors: 2 },
     ]);
     expect(a.breakdowns.tag!.rows).toEqual([{ value: null, clicks: 5, visitors: 5 }, { value: "news", clicks: 3, visitors: 2 }, { value: "sale", clicks: 3, visitors: 2 }]);
     expect(a.breakdowns.folder!.rows).toEqual([{ value: null, clicks: 5, visitors: 5 }, { value: "2026", clicks: 3, visitors: 2 }]);
@@ -180,7 +180,7 @@ describe("account groupings", () => {
     const reads = readsOf(cells.slice(0, 2), 0, links);
     const spy = { ...reads, links: (ids?: string[]) => (asked.push(ids), reads.links!(ids)) };
     const top = await answer(q({ from: "2026-11-19", groupBy: "link", limit: "1" }, "account"), spy);
-    expect(top.breakdowns.link).toEqual({ rows: [{ value: "L2", slug: "autumn", shortUrl: "http://s.test/autumn", clicks: 5, visitors: 5 }], other: { clicks: 3, visitors: 2 } });
+    expect(top.breakdowns.link).toEqual({ rows: [{ value: "L2", slug: "autumn", domain: "s.test", shortUrl: "http://s.test/autumn", clicks: 5, visitors: 5 }], other: { clicks: 3, visitors: 2 } });
     await answer(q({ from: "2026-11-19", groupBy: "country" }, "account"), spy);
     expect(asked).toEqual([["L2"]]);
   });
@@ -204,7 +204,7 @@ describe("settled totals", () => {
       dims: dims({ country: ["DE", "US", null][i % 3]!, device: ["mobile", "desktop"][i % 2]!, referrer: i % 4 ? "t.co" : null }),
     });
   }
-  const links = new Map<string, LinkLabel>([["L1", { slug: "a", shortUrl: "x/a", tags: ["t"], folder: null }], ["L2", { slug: "b", shortUrl: "x/b", tags: [], folder: "f" }]]);
+  const links = new Map<string, LinkLabel>([["L1", { slug: "a", domain: "x", shortUrl: "x/a", tags: ["t"], folder: null }], ["L2", { slug: "b", domain: "x", shortUrl: "x/b", tags: [], folder: "f" }]]);
   const settledBefore = Date.parse("2026-11-20T00:00:00Z");
 
   test("whole settled days from totals and the rest from cells answer exactly what cells alone answer", async () => {
@@ -319,7 +319,7 @@ describe("settled hours of the day after the settled days", () => {
   }
   const day = Date.parse("2026-11-24T00:00:00Z");
   const hoursBefore = day + 14 * HOUR;
-  const links = new Map<string, LinkLabel>([["L1", { slug: "a", shortUrl: "x/a", tags: ["t"], folder: null }], ["L2", { slug: "b", shortUrl: "x/b", tags: [], folder: "f" }]]);
+  const links = new Map<string, LinkLabel>([["L1", { slug: "a", domain: "x", shortUrl: "x/a", tags: ["t"], folder: null }], ["L2", { slug: "b", domain: "x", shortUrl: "x/b", tags: [], folder: "f" }]]);
 
   test("days, then settled hours, then cells answer exactly what cells alone answer", async () => {
     const asks: [RawQuery, "link" | "account"][] = [
