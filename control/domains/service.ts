@@ -111,7 +111,7 @@ export async function createDomain(deps: Deps, caller: Caller, raw: unknown): Pr
   if (errors.length) throw invalidInput(errors);
   await refuseServedRedirects(deps, redirects, hostname!);
   if ((await deps.store.listDomains(caller.workspaceId)).length >= MAX_DOMAINS) {
-    throw invalidInput([{ path: "/", message: `an account can have at most ${MAX_DOMAINS} domains` }], `An account can have at most ${MAX_DOMAINS} domains; delete one first`);
+    throw invalidInput([{ path: "/", message: `a workspace can have at most ${MAX_DOMAINS} domains` }], `A workspace can have at most ${MAX_DOMAINS} domains; delete one first`);
   }
   const now = deps.now();
   const d: DomainRecord = {

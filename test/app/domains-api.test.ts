@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { startDnsServer, type TestDnsServer } from "../helpers/dns-server.ts";
 import { jsonOf, problemOf, startControlPlane, type InProcessControlPlane } from "../helpers/in-process.ts";
 import { keyWith } from "./scoped-routes.ts";
+import { MAX_DOMAINS } from "../../control/domains/service.ts";
 
 let cp: InProcessControlPlane;
 let dns: TestDnsServer;
@@ -90,6 +91,18 @@ describe("adding a domain", () => {
     await added({ hostname });
     await problemOf(await add({ hostname: hostname.toUpperCase() }, otherKey), 409, "domain_taken");
     await problemOf(await add({ hostname: `${hostname}.` }), 409, "domain_taken");
+  });
+
+  test(`a workspace has at most ${MAX_DOMAINS} domains: one more is invalid_input at /, until one is deleted`, async () => {
+    const full = await cp.createKey("domains-full@example.com");
+    const mine = [];
+    for (let i = 0; i < MAX_DOMAINS; i++) mine.push(await added({ hostname: fresh("full") }, full.key));
+    const p = await problemOf(await add({ hostname: fresh("more") }, full.key), 400, "invalid_input");
+    expect([p.detail, p.errors]).toEqual([
+      `A workspace can have at most ${MAX_DOMAINS} domains; delete one first`, [{ path: "/", message: `a workspace can have at most ${MAX_DOMAINS} domains` }],
+    ]);
+    expect((await cp.request("DELETE", `/api/v1/domains/${mine[0].id}`, { key: full.key })).status).toBe(204);
+    await added({ hostname: fresh("more") }, full.key);
   });
 });
 
