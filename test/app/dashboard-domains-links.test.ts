@@ -7,7 +7,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { DIMENSION_NAMES, type ClickDims } from "../../shared/clicks/dimensions.ts";
 import { qrAddress, qrSvg } from "../../control/links/qr.ts";
-import { formFieldsOf, signedInVisitor, type Visitor } from "../helpers/dashboard-visitor.ts";
+import { csrfOf, formFieldsOf, signedInVisitor, type Visitor } from "../helpers/dashboard-visitor.ts";
+import { pauseLinkWebhook } from "../../shared/webhooks/pause-link.ts";
 import { putDomain } from "../helpers/domains.ts";
 import { BASE_URL, jsonOf, passwordOf, startControlPlane, type InProcessControlPlane, type TestKey } from "../helpers/in-process.ts";
 
@@ -20,7 +21,7 @@ let owner: TestKey;
 let v: Visitor;
 
 beforeAll(async () => {
-  cp = await startControlPlane({ env: { RATE_LIMIT_PER_MINUTE: "100000" } });
+  cp = await startControlPlane({ env: { RATE_LIMIT_PER_MINUTE: "100000", WEBHOOK_ALLOW_PRIVATE: "true" } });
   owner = await cp.createKey(EMAIL);
   await putDomain(cp, owner.caller.workspaceId, GO);
   await putDomain(cp, owner.caller.workspaceId, SHOP);
@@ -29,10 +30,10 @@ beforeAll(async () => {
 afterAll(() => cp.close());
 
 /** The same slug on the three domains, each to its own destination (https://example.com/<domain>). */
-async function twins(prefix: string): Promise<string> {
+async function twins(prefix: string, fields: Record<string, unknown> = {}): Promise<string> {
   const slug = `${prefix}-${crypto.randomUUID().slice(0, 6)}`;
   for (const domain of DOMAINS) {
-    const res = await cp.request("POST", "/api/v1/links", { key: owner.key, json: { url: `https://example.com/${domain}`, slug, domain } });
+    const res = await cp.request("POST", "/api/v1/links", { key: owner.key, json: { url: `https://example.com/${domain}`, slug, domain, ...fields } });
     expect(res.status).toBe(201);
   }
   return slug;
@@ -111,6 +112,21 @@ describe("a custom domain's link, from its row of the links list", () => {
     const gone = await v.post(actionOf(page.html, `/dashboard/links/${slug}/delete`), formFieldsOf(page.html));
     expect(gone.status).toBe(303);
     expect((await each(slug)).map((l) => l?.target ?? null)).toEqual(["https://example.com/clink.test", `https://example.com/${GO}`, null]);
+  });
+
+  test("resume webhook: the stats page's button resumes that link's paused webhook only", async () => {
+    const hook = "http://127.0.0.1:9/hook";
+    const slug = await twins("resume", { webhookUrl: hook });
+    for (const d of DOMAINS) {
+      const id = (await cp.deps.store.getLink(d, slug))!.id;
+      expect(await pauseLinkWebhook(cp.deps.store, cp.deps.hot, { linkId: id, url: hook, reason: "kept failing", at: cp.clock.now() })).toBe(true);
+    }
+    const page = await v.get(`/dashboard/links/${slug}/stats?domain=${GO}`);
+    const action = actionOf(page.html, `/dashboard/links/${slug}/webhook/resume`);
+    expect(action).toBe(`/dashboard/links/${slug}/webhook/resume?domain=${GO}`);
+    const resumed = await v.post(action, { _csrf: csrfOf(page.html) }); // the form's one field
+    expect([resumed.status, resumed.headers.get("location")]).toEqual([303, `/dashboard/links/${slug}/stats?domain=${GO}&flash=webhook-resumed`]);
+    expect((await each(slug)).map((l) => l.webhookPausedAt === null)).toEqual([false, true, false]);
   });
 
   test("a domain not the workspace's is refused on every page, and nothing changes", async () => {
