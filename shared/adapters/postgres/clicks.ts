@@ -65,10 +65,17 @@ export const upsertSettledFrom = (source: string, hourlyFrom?: string) => `
   ON CONFLICT (link_id, dimension, bucket, value, bot)
   DO UPDATE SET clicks = x.clicks + excluded.clicks, visitors = x.visitors + excluded.visitors`;
 
-/** The scope as a join and condition on table alias t ($1 is the link or account id). */
-const scopeSql = (scope: ClickScope) =>
-  "linkId" in scope ? { join: "", where: "t.link_id = $1" } : { join: "JOIN links l ON l.id = t.link_id", where: "l.account_id = $1" };
 const scopeArg = (scope: ClickScope) => ("linkId" in scope ? scope.linkId : scope.accountId);
+
+/**
+ * A read of the scope's rows: `select(linkMatch)` is a query whose rows of the link `linkMatch` names are wanted ($1
+ * is the link or account id). An account's read is one primary-key range per link of the account (a lateral
+ * subquery that OFFSET 0 keeps the planner from flattening): as a plain join, once an account held a few thousand
+ * links the planner scanned the whole table in parallel (10,000 links' 30 days of settled rows: 429 ms against
+ * 23 ms for 1,000 links' in the nested loop), so the read's cost followed every account's rows, not this one's.
+ */
+const scopedRead = (scope: ClickScope, select: (linkMatch: string) => string) =>
+  "linkId" in scope ? select("$1") : `SELECT u.* FROM links l CROSS JOIN LATERAL (${select("l.id")} OFFSET 0) u WHERE l.account_id = $1`;
 
 /**
  * Raises the links' hit counts (ids in sorted order: one lock order for every writer, so concurrent consumers never
@@ -158,17 +165,15 @@ export function postgresClicks(c: PostgresConnection): ClickStore {
     },
 
     async *readCells(scope: ClickScope, fromHour: number, toHour: number): AsyncIterable<ClickCell> {
-      const s = scopeSql(scope);
       // Not summed per key in SQL: a busy link's filtered 90 days would be a hash aggregate of millions of cells,
       // and the engine adds its rows up anyway (measured on 340,000 cells: 28 ms as a plain read, 50 ms grouped).
-      const text = `SELECT * FROM ${allCells(`${s.where} AND t.hour >= $2 AND t.hour < $3`, s.join)} u`;
+      const text = scopedRead(scope, (link) => `SELECT * FROM ${allCells(`t.link_id = ${link} AND t.hour >= $2 AND t.hour < $3`)} c`);
       for await (const r of cursor<Parameters<typeof toClickCell>[0]>(text, [scopeArg(scope), fromHour, toHour])) yield toClickCell(r);
     },
 
     async *readSettled(scope: ClickScope, dimension: Dimension | null, from: number, to: number, grain: SettledGrain = "day"): AsyncIterable<SettledTotal> {
-      const s = scopeSql(scope);
-      const text = `SELECT t.link_id, t.dimension, t.bucket, t.value, t.bot, t.clicks, t.visitors FROM click_settled t ${s.join}
-        WHERE ${s.where} AND t.dimension = $2 AND t.bucket >= $3 AND t.bucket < $4`;
+      const text = scopedRead(scope, (link) => `SELECT t.link_id, t.dimension, t.bucket, t.value, t.bot, t.clicks, t.visitors FROM click_settled t
+        WHERE t.link_id = ${link} AND t.dimension = $2 AND t.bucket >= $3 AND t.bucket < $4`);
       const args = [scopeArg(scope), settledKey(dimension, grain), from, to];
       for await (const r of cursor<Parameters<typeof toSettledTotal>[0]>(text, args)) yield toSettledTotal(r);
     },
