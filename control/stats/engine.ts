@@ -236,7 +236,7 @@ export function coverDays(from: number, to: number, grains: SettledGrain[], sett
 
 /** Hands `each` a dimension's settled rows over runs of buckets (null: link totals, hourly whatever the grain). */
 async function eachSettled(reads: AnalyticsReads, d: Dimension | null, runs: Run[], each: (s: SettledTotal) => void): Promise<void> {
-  for (const [grain, from, to] of runs) for await (const s of reads.settled(d, from, to, grain)) each(s);
+  for (const [grain, from, to] of runs) if (from < to) for await (const s of reads.settled(d, from, to, grain)) each(s);
 }
 
 /** `only`: answer just these breakdowns (the original stats need four of them, not every dimension's). */
@@ -252,8 +252,12 @@ export async function answer(query: StatsQuery, reads: AnalyticsReads, only?: Gr
   const toHour = ceilHour(query.to);
   const span = settledSpan(fromHour, toHour, reads);
   const { from: settledFrom, to: settledTo } = span;
+  // An empty range is not asked for: an account's read probes each of its links however few rows come back.
+  const eachCell = async (from: number, to: number) => {
+    if (from < to) for await (const c of reads.cells(from, to)) tally.cell(c);
+  };
   if (dimensionFilters(query).length === 0 && settledTo > settledFrom) {
-    for await (const c of reads.cells(fromHour, settledFrom)) tally.cell(c);
+    await eachCell(fromHour, settledFrom);
     const totalsBy: Dimension | null = query.tz === "UTC" && query.interval !== "hour" ? "via" : null;
     const viaToo = totalsBy !== null && groupings.includes(totalsBy);
     const totalRuns: Run[] = totalsBy ? spanRuns(span, SERIES_GRAINS[query.interval]) : [["day", settledFrom, settledTo]];
@@ -265,9 +269,9 @@ export async function answer(query: StatsQuery, reads: AnalyticsReads, only?: Gr
     for (const g of groupings) {
       if (isDimension(g) && g !== totalsBy) await eachSettled(reads, g, runs, (s) => tally.dayTotal(s));
     }
-    for await (const c of reads.cells(settledTo, toHour)) tally.cell(c);
+    await eachCell(settledTo, toHour);
   } else {
-    for await (const c of reads.cells(fromHour, toHour)) tally.cell(c);
+    await eachCell(fromHour, toHour);
   }
 
   const breakdowns: Analytics["breakdowns"] = {};
