@@ -14,7 +14,7 @@ import type { Browser, Page } from "playwright-core";
 import { DIMENSION_NAMES, type ClickDims } from "../../shared/clicks/dimensions.ts";
 import { SqliteStore } from "../../shared/adapters/sqlite/store.ts";
 import { api, createKey, REPO_ROOT, startServer, type TestServer } from "../helpers/server.ts";
-import { axeProblems, releaseBrowser, sharedBrowser } from "../helpers/browser.ts";
+import { axeProblems, releaseBrowser, saveScreenshot, sharedBrowser } from "../helpers/browser.ts";
 
 const SCREENSHOTS = join(REPO_ROOT, ".tmp/screenshots/analytics");
 const EMAIL = "analytics@example.com";
@@ -43,7 +43,7 @@ describe("analytics pages in chromium", () => {
     if (axe) for (const p of await axeProblems(page)) findings.push(`${size} ${name}: ${p}`);
     const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
     if (overflow > 0) findings.push(`${size} ${name}: scrolls sideways by ${overflow}px`);
-    await page.screenshot({ path: join(SCREENSHOTS, `${size}-${name}.png`), fullPage: true });
+    await saveScreenshot(page, join(SCREENSHOTS, `${size}-${name}.png`));
   }
 
   async function signIn(page: Page): Promise<void> {

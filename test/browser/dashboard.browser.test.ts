@@ -9,7 +9,7 @@ import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { api, REPO_ROOT, startServer, type TestServer } from "../helpers/server.ts";
-import { releaseBrowser, sharedBrowser } from "../helpers/browser.ts";
+import { releaseBrowser, saveScreenshot, sharedBrowser } from "../helpers/browser.ts";
 
 /** Where the test links point: a tiny server of the test's own, so no outside network is needed. */
 function startDestination() {
@@ -39,7 +39,7 @@ function watch(page: Page, problems: string[]): void {
 }
 
 async function shot(page: Page, name: string): Promise<void> {
-  await page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
+  await saveScreenshot(page, join(ARTIFACTS, `${name}.png`));
 }
 
 describe("dashboard in chromium", () => {

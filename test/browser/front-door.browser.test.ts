@@ -11,7 +11,7 @@ import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { api, createKey, REPO_ROOT, startServer, type TestServer } from "../helpers/server.ts";
-import { axeProblems, releaseBrowser, sharedBrowser } from "../helpers/browser.ts";
+import { axeProblems, releaseBrowser, saveScreenshot, sharedBrowser } from "../helpers/browser.ts";
 
 const SCREENSHOTS = join(REPO_ROOT, ".tmp/screenshots");
 /** A long address, which the phone header must shorten rather than let it push the links aside. */
@@ -55,7 +55,7 @@ describe("the dashboard's front door in chromium", () => {
     for (const p of await axeProblems(page)) findings.push(`${size} ${name}: ${p}`);
     const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
     if (overflow > 0) findings.push(`${size} ${name}: scrolls sideways by ${overflow}px`);
-    await page.screenshot({ path: join(SCREENSHOTS, `${size}-${name}.png`), fullPage: true });
+    await saveScreenshot(page, join(SCREENSHOTS, `${size}-${name}.png`));
   }
 
   /** Opens `path` at this size without checking it: for a page checked already, as it stands, by another test. */

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { Browser, Page } from "playwright-core";
-import { axeProblems, releaseBrowser, sharedBrowser } from "../helpers/browser.ts";
+import { axeProblems, releaseBrowser, saveScreenshot, sharedBrowser } from "../helpers/browser.ts";
 import { OAuthTestClient, pkcePair } from "../helpers/oauth-client.ts";
 import { REPO_ROOT, startServer, type TestServer } from "../helpers/server.ts";
 
@@ -50,7 +50,7 @@ async function check(name: string): Promise<void> {
     await page.setViewportSize(viewport);
     expect(await axeProblems(page)).toEqual([]);
     expect(await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)).toBeLessThanOrEqual(0);
-    await page.screenshot({ path: join(SCREENSHOTS, `${size}-${name}.png`), fullPage: true });
+    await saveScreenshot(page, join(SCREENSHOTS, `${size}-${name}.png`));
   }
 }
 

@@ -4,7 +4,7 @@
  */
 import { join } from "node:path";
 import type { Browser, Page } from "playwright-core";
-import { axeProblems } from "./browser.ts";
+import { axeProblems, saveScreenshot } from "./browser.ts";
 
 export const SIZES = { desktop: { width: 1280, height: 800 }, phone: { width: 390, height: 844 } } as const;
 export type Size = keyof typeof SIZES;
@@ -23,7 +23,7 @@ export async function checkPage(page: Page, label: string, dir: string, findings
   for (const p of await axeProblems(page)) findings.push(`${label}: ${p}`);
   const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
   if (overflow > 0) findings.push(`${label}: scrolls sideways by ${overflow}px`);
-  await page.screenshot({ path: join(dir, `${label}.png`), fullPage: true });
+  await saveScreenshot(page, join(dir, `${label}.png`));
 }
 
 /** Script dialogs (our own data-confirm prompts accepted), console errors and page errors go to `findings`. */

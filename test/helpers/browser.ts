@@ -26,6 +26,14 @@ export function sharedBrowser(): Promise<Browser> {
   return launched;
 }
 
+/**
+ * Saves the whole page as it stands to `path` (PNG), at CSS pixels: a phone's page (2 device pixels per CSS pixel)
+ * is saved 390 px wide, not 780. The full-size ones were a fifth of the browser files' CPU (96 → 77 CPU-s).
+ */
+export async function saveScreenshot(page: Page, path: string): Promise<void> {
+  await page.screenshot({ path, fullPage: true, scale: "css" });
+}
+
 /** Closes the contexts a file opened in the shared browser (a process runs one file at a time). */
 export async function releaseBrowser(browser: Browser | undefined): Promise<void> {
   await Promise.all(browser?.contexts().map((c) => c.close()) ?? []);
