@@ -78,15 +78,18 @@ function basicFlow(getDeployment: () => Deployment, getClient: () => ApiClient) 
     for (let i = 0; i < 2; i++) expect((await visit(r1, "counted", { "user-agent": IPHONE_SAFARI, "x-country": "US" })).status).toBe(302);
     // HEAD is not a click.
     await fetch(`${r0.url}/counted`, { method: "HEAD", redirect: "manual" });
+    // The total and the last 24 hours are two reads: a batch landing between them shows in one first, so wait for
+    // both (stats trail the clicks by design; what must hold is that every click arrives, counted once).
+    const recent = (body: { last24h: { clicks: number }[] }) => body.last24h.reduce((n, h) => n + h.clicks, 0);
     const stats = await waitFor("5 clicks in stats", async () => {
       const s = await c.get("/api/v1/links/counted/stats");
-      return s.body.totalClicks >= 5 ? s.body : null;
+      return s.body.totalClicks >= 5 && recent(s.body) >= 5 ? s.body : null;
     });
     expect(stats).toMatchObject({
       slug: "counted", totalClicks: 5, byDevice: { desktop: 3, mobile: 2 }, byBrowser: { Chrome: 3, Safari: 2 }, byCountry: { DE: 3, US: 2 },
     });
     expect(stats.last24h).toHaveLength(24);
-    expect(stats.last24h[23].clicks).toBe(5);
+    expect(recent(stats)).toBe(5); // in the last hour or two (a run may cross the hour)
     expect((await c.get("/api/v1/links/counted")).body.hits).toBe(5);
     // Acknowledged only after the Postgres commit, so the stats can show a read a moment before its ack.
     await waitFor("the queue to be acknowledged", async () => ((await getDeployment().queueDepth()) === 0 ? true : null), 5_000);
