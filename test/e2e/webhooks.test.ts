@@ -67,7 +67,7 @@ afterAll(async () => {
 });
 
 let slugSeq = 0;
-async function createLink(body: Record<string, unknown>): Promise<{ slug: string; webhookSecret: string }> {
+async function createLink(body: Record<string, unknown>): Promise<{ slug: string; shortUrl: string; webhookSecret: string }> {
   const res = await owner.post("/api/v1/links", { slug: `wh-${++slugSeq}-${Date.now().toString(36)}`, ...body });
   if (res.status !== 201) throw new Error(`create failed: ${res.status} ${JSON.stringify(res.body)}`);
   return res.body;
