@@ -39,9 +39,15 @@ export async function createAccount(deps: Deps, emailRaw: unknown, passwordRaw: 
 export async function verifyCredentials(deps: Deps, emailRaw: unknown, password: unknown): Promise<Account | null> {
   const email = typeof emailRaw === "string" ? emailRaw.trim().toLowerCase() : "";
   const account = email ? await deps.store.getAccountByEmail(email) : null;
-  const hash = account?.passwordHash ?? DUMMY_HASH;
+  const hash = account?.passwordHash ?? (await dummyHash());
   const ok = typeof password === "string" && password.length <= 200 && (await Bun.password.verify(password, hash));
   return ok && account ? account : null;
 }
 
-const DUMMY_HASH = await hashPassword(SIGN_UP, "not-a-real-password");
+/**
+ * The hash an unknown email is checked against, made on the first sign-in that needs it rather than when the module
+ * loads: an Argon2id hash at import cost every process (the redirector, create-key, export) about 100 ms of CPU at
+ * start, whether or not anyone ever signs in there.
+ */
+let dummy: Promise<string> | undefined;
+const dummyHash = (): Promise<string> => (dummy ??= hashPassword(SIGN_UP, "not-a-real-password"));
