@@ -142,6 +142,7 @@ dl.facts dt{color:var(--muted)}dl.facts dd{margin:0;overflow-wrap:anywhere}
   table.responsive tr{border-bottom:2px solid var(--line);padding:.4rem 0}
   table.responsive td{border:0;padding:.2rem .7rem;max-width:none}
   table.responsive td[data-label]::before{content:attr(data-label);display:block;font-size:.75rem;text-transform:uppercase;color:var(--muted)}
+  table.responsive td a{display:inline-block;min-height:24px;line-height:24px}
 }
 `;
 
