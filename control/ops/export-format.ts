@@ -48,7 +48,9 @@ const NullableMillis = T.Union([Millis, T.Null()]);
 
 const Account = T.Object({ id: Id, email: T.String({ minLength: 3, maxLength: 320 }), passwordHash: T.String(), createdAt: Millis });
 
-const Workspace = T.Object({ id: Id, name: T.String({ minLength: 1, maxLength: 200 }), personalOf: T.Union([Id, T.Null()]), createdAt: Millis });
+const Workspace = T.Object({ id: Id, name: T.String({ minLength: 1, maxLength: 200 }), personalOf: T.Union([Id, T.Null()]),
+  // Files from before default domains have none: imported as null (the base domain).
+  defaultDomain: T.Optional(T.Union([T.String({ minLength: 1, maxLength: 253 }), T.Null()])), createdAt: Millis });
 const Member = T.Object({ workspaceId: Id, accountId: Id, role: Role, createdAt: Millis });
 
 /** `createdBy`: files written before workspaces have none (the key's account made it). */

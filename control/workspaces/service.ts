@@ -80,7 +80,7 @@ export async function createWorkspace(deps: Deps, accountId: string, raw: unknow
   if (owned >= MAX_OWNED_WORKSPACES) {
     throw invalidInput([{ path: "/", message: `an account can own at most ${MAX_OWNED_WORKSPACES} shared workspaces` }], `You own ${MAX_OWNED_WORKSPACES} shared workspaces, the most one account can; delete or hand one over first`);
   }
-  const w: WorkspaceRecord = { id: `ws_${newId()}`, name, personalOf: null, createdAt: deps.now() };
+  const w: WorkspaceRecord = { id: `ws_${newId()}`, name, personalOf: null, defaultDomain: null, createdAt: deps.now() };
   if (!(await deps.store.createWorkspace(w, accountId))) throw new AppError("internal", "A new workspace id was taken; try again");
   await recordAudit(deps, { workspaceId: w.id, accountId }, "workspace.created", { type: "workspace", id: w.id }, { name });
   return toWorkspaceObject({ workspace: w, role: "owner" });

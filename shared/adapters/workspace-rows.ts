@@ -63,7 +63,10 @@ UPDATE oauth_grants SET workspace_id = account_id;
 CREATE INDEX oauth_grants_workspace ON oauth_grants(workspace_id);
 `;
 
-export const WORKSPACE_COLUMNS = `id, name, personal_of AS "personalOf", created_at AS "createdAt"`;
+export const WORKSPACE_COLUMNS = `id, name, personal_of AS "personalOf", default_domain AS "defaultDomain", created_at AS "createdAt"`;
+
+/** Migrations 25 (SQLite) and 27 (Postgres): a workspace's default domain, by hostname (no foreign key: see WorkspaceRecord). */
+export const WORKSPACE_DEFAULT_DOMAIN_DDL = `ALTER TABLE workspaces ADD COLUMN default_domain TEXT;`;
 export const MEMBER_COLUMNS = `workspace_id AS "workspaceId", account_id AS "accountId", role, created_at AS "createdAt"`;
 export const INVITATION_COLUMNS = `id, workspace_id AS "workspaceId", token_hash AS "tokenHash", role, created_by AS "createdBy",
   created_at AS "createdAt", expires_at AS "expiresAt", used_at AS "usedAt", used_by AS "usedBy", revoked_at AS "revokedAt"`;
@@ -76,7 +79,7 @@ export const INVITATION_INSERT = `INSERT INTO workspace_invitations (id, workspa
 
 /** A personal workspace of a new account. */
 export const personalWorkspace = (accountId: string, createdAt: number): WorkspaceRecord => ({
-  id: accountId, name: PERSONAL_WORKSPACE_NAME, personalOf: accountId, createdAt,
+  id: accountId, name: PERSONAL_WORKSPACE_NAME, personalOf: accountId, defaultDomain: null, createdAt,
 });
 
 /** Personal first, then by name (and id, for equal names), bytewise in both stores (`collate`: Postgres's "C"): listMemberships. */

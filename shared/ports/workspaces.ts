@@ -11,6 +11,11 @@ export interface WorkspaceRecord {
   name: string;
   /** The account whose personal workspace this is (its id is that account's id); null for a shared workspace. */
   personalOf: string | null;
+  /**
+   * The hostname links made without a domain go on (issue #24); null: the base domain. Kept as written when that
+   * domain is deleted or falls back to pending: readers use it only while it is a verified domain of this workspace.
+   */
+  defaultDomain: string | null;
   createdAt: number;
 }
 
@@ -50,6 +55,8 @@ export interface WorkspaceStore {
   createWorkspace(w: WorkspaceRecord, owner: string): Promise<boolean>;
   getWorkspace(id: string): Promise<WorkspaceRecord | null>;
   renameWorkspace(id: string, name: string): Promise<boolean>;
+  /** false: no such workspace. */
+  setDefaultDomain(id: string, hostname: string | null): Promise<boolean>;
   /**
    * Deletes the workspace and everything it holds (links, their clicks, domains, keys, webhooks, import jobs, OAuth
    * grants, members, invitations, its audit log), in one transaction; sessions acting for it fall back to their personal workspace.

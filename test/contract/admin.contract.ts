@@ -102,7 +102,7 @@ export function runAdminContract(ctx: StoreContext): void {
       expect(ranks).toEqual([...ranks].sort((a, b) => a - b));
 
       expect(records).toContainEqual({ type: "account", data: (await store.getAccount(accountId))! });
-      expect(records).toContainEqual({ type: "workspace", data: { id: accountId, name: "Personal", personalOf: accountId, createdAt: T0 } });
+      expect(records).toContainEqual({ type: "workspace", data: { id: accountId, name: "Personal", personalOf: accountId, defaultDomain: null, createdAt: T0 } });
       expect(records).toContainEqual({ type: "member", data: { workspaceId: accountId, accountId, role: "owner", createdAt: T0 } });
       expect(records).toContainEqual({ type: "apiKey", data: key });
       expect(records).toContainEqual({ type: "link", data: link });
@@ -145,7 +145,7 @@ export function runAdminContract(ctx: StoreContext): void {
       expect(await store.getAccount(account.id)).toEqual({ ...account, email: account.email.toLowerCase() });
       // A file from before workspaces: the account comes with its personal workspace, which holds its key and link.
       expect(await store.listMemberships(account.id)).toEqual([
-        { workspace: { id: account.id, name: "Personal", personalOf: account.id, createdAt: T0 }, role: "owner" },
+        { workspace: { id: account.id, name: "Personal", personalOf: account.id, defaultDomain: null, createdAt: T0 }, role: "owner" },
       ]);
       expect(await store.findApiKeyByHash(key.keyHash)).toEqual(key);
       expect(await store.getLinkById(link.id)).toEqual(link);

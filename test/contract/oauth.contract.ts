@@ -61,7 +61,7 @@ export function runOAuthContract(name: string, make: () => Promise<Store>, clean
     test("a consent for a shared workspace: its code, grant and tokens name that workspace and the person; the workspace deleted, they go", async () => {
       const person = await ctx.newAccount();
       const workspaceId = uid();
-      expect(await ctx.store.createWorkspace({ id: workspaceId, name: "Team", personalOf: null, createdAt: T0 }, person)).toBe(true);
+      expect(await ctx.store.createWorkspace({ id: workspaceId, name: "Team", personalOf: null, defaultDomain: null, createdAt: T0 }, person)).toBe(true);
       const code: AuthorizationCodeRecord = {
         codeHash: hash(), clientId: "clid_x", clientName: "X", accountId: person, workspaceId, redirectUri: "http://localhost:1/cb",
         codeChallenge: "c".repeat(43), scopes: ["links:read"], resource: MCP, grantId: uid(), createdAt: T0, expiresAt: T0 + 60_000, usedAt: null,

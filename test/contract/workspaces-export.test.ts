@@ -6,7 +6,7 @@
  * import functions (control/ops), a real Postgres schema.
  */
 import { afterAll, expect, test } from "bun:test";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import postgres from "postgres";
@@ -39,7 +39,7 @@ async function populate(store: Store) {
   }
   expect(await store.renameWorkspace(owner, "Mine")).toBe(true);
   const team = uid();
-  expect(await store.createWorkspace({ id: team, name: "Acme", personalOf: null, createdAt: T0 + 1 }, owner)).toBe(true);
+  expect(await store.createWorkspace({ id: team, name: "Acme", personalOf: null, defaultDomain: null, createdAt: T0 + 1 }, owner)).toBe(true);
   await store.createInvitation({
     id: uid(), workspaceId: team, tokenHash: `inv-${uid()}`, role: "admin", createdBy: owner, createdAt: T0, expiresAt: T0 + 10, usedAt: null,
     usedBy: null, revokedAt: null,
@@ -57,6 +57,9 @@ async function populate(store: Store) {
     id: uid(), accountId: team, hostname: "go.acme.example", method: "dns", token: "clink-t", state: "verified", checkedAt: T0, checkOk: true,
     checkResult: "found", verifiedAt: T0, rootRedirect: null, notFoundRedirect: null, createdAt: T0, updatedAt: T0,
   });
+  expect(await store.setDefaultDomain(team, "go.acme.example")).toBe(true);
+  // A personal workspace's default domain is carried too (here one whose domain is gone: kept as written, ignored at read).
+  expect(await store.setDefaultDomain(owner, "gone.example")).toBe(true);
   return { owner, member, team };
 }
 
@@ -85,6 +88,23 @@ test("SQLite → Postgres → SQLite: the same workspaces, members and everythin
     for (const id of [owner, member]) expect(await third.listMemberships(id)).toEqual(await first.listMemberships(id));
     expect((await third.listMemberships(owner)).map((m) => [m.workspace.name, m.role])).toEqual([["Mine", "owner"], ["Acme", "owner"]]);
     expect(await third.listMembers(team)).toEqual(await first.listMembers(team));
+    expect((await third.getWorkspace(team))?.defaultDomain).toBe("go.acme.example");
+    expect((await third.getWorkspace(owner))?.defaultDomain).toBe("gone.example");
+
+    // A file from before default domains (its workspace records have no defaultDomain) imports them as null.
+    const older = join(dir, "older.jsonl");
+    writeFileSync(older, readFileSync(files[0], "utf8").replace(/,"defaultDomain":(null|"[^"]*")/g, ""));
+    expect(readFileSync(older, "utf8")).not.toContain("defaultDomain");
+    const fourth = new SqliteStore(join(dir, "d.sqlite"));
+    try {
+      await fourth.migrate();
+      await importFrom(fourth, older);
+      expect((await fourth.getWorkspace(team))?.defaultDomain).toBeNull();
+      expect((await fourth.getWorkspace(owner))?.defaultDomain).toBeNull();
+      expect((await fourth.getWorkspace(team))?.name).toBe("Acme");
+    } finally {
+      await fourth.close();
+    }
 
     // Imported again: nothing new.
     const again = await importFrom(third, files[1]);

@@ -50,7 +50,7 @@ function seed(d: { yes: string; scopes: string }): string[] {
 async function checkMigrated(store: Store, before: unknown[][], after: () => Promise<unknown[][]>) {
   expect(await after()).toEqual(before);
   for (const id of ["a", "b"]) {
-    const personal = { id, name: "Personal", personalOf: id, createdAt: id === "a" ? T0 : T0 + 1 };
+    const personal = { id, name: "Personal", personalOf: id, defaultDomain: null, createdAt: id === "a" ? T0 : T0 + 1 };
     expect(await store.listMemberships(id)).toEqual([{ workspace: personal, role: "owner" }]);
   }
   expect(await store.findApiKeyByHash("hash-k1")).toMatchObject({ id: "k1", accountId: "a", createdBy: "a", scopes: ["links:read"] });
@@ -65,7 +65,7 @@ async function checkMigrated(store: Store, before: unknown[][], after: () => Pro
   expect(await store.getOAuthGrant("g1")).toMatchObject({ accountId: "a", workspaceId: "a" });
 
   // The owner columns now name workspaces: a shared one can own a link, a missing one cannot.
-  expect(await store.createWorkspace({ id: "w-team", name: "Team", personalOf: null, createdAt: T0 }, "b")).toBe(true);
+  expect(await store.createWorkspace({ id: "w-team", name: "Team", personalOf: null, defaultDomain: null, createdAt: T0 }, "b")).toBe(true);
   expect(await store.insertLinks([linkFor("w-team")])).toEqual([true]);
   expect(await rejectionOf(store.insertLinks([linkFor("w-nobody")]))).toBeDefined();
   // And a deleted workspace takes what it holds.

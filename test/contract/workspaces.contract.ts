@@ -17,7 +17,7 @@ export function runWorkspaceContract(name: string, make: () => Promise<Store>, c
     const ctx = storeContext(make, cleanup);
     const s = () => ctx.store;
 
-    const workspace = (over: Partial<WorkspaceRecord> = {}): WorkspaceRecord => ({ id: uid(), name: "Acme", personalOf: null, createdAt: T0, ...over });
+    const workspace = (over: Partial<WorkspaceRecord> = {}): WorkspaceRecord => ({ id: uid(), name: "Acme", personalOf: null, defaultDomain: null, createdAt: T0, ...over });
     /** A shared workspace owned by a fresh account: its id and its owner's. */
     async function team(name = "Acme") {
       const owner = await ctx.newAccount();
@@ -39,7 +39,7 @@ export function runWorkspaceContract(name: string, make: () => Promise<Store>, c
 
     test("every new account has its personal workspace (its own id) and owns it", async () => {
       const a = await ctx.newAccount();
-      const personal: WorkspaceRecord = { id: a, name: "Personal", personalOf: a, createdAt: T0 };
+      const personal: WorkspaceRecord = { id: a, name: "Personal", personalOf: a, defaultDomain: null, createdAt: T0 };
       expect(await s().getWorkspace(a)).toEqual(personal);
       expect(await s().listMemberships(a)).toEqual([{ workspace: personal, role: "owner" }]);
       expect(await s().getMember(a, a)).toEqual({ workspaceId: a, accountId: a, role: "owner", createdAt: T0 });
@@ -64,6 +64,20 @@ export function runWorkspaceContract(name: string, make: () => Promise<Store>, c
       expect(await s().renameWorkspace(uid(), "Nobody")).toBe(false);
       expect((await s().listMemberships(a)).map((m) => m.workspace.name)).toEqual(["Personal", "Alpha", "Beta"]);
       expect(await s().getWorkspace(uid())).toBeNull();
+    });
+
+    test("a workspace's default domain is null until set, set by hostname, cleared with null; listed with it", async () => {
+      const a = await ctx.newAccount();
+      const w = workspace();
+      expect(await s().createWorkspace(w, a)).toBe(true);
+      expect((await s().getWorkspace(w.id))?.defaultDomain).toBeNull();
+      expect(await s().setDefaultDomain(w.id, "go.acme.example")).toBe(true);
+      expect(await s().getWorkspace(w.id)).toEqual({ ...w, defaultDomain: "go.acme.example" });
+      expect((await s().listMemberships(a)).find((m) => m.workspace.id === w.id)?.workspace.defaultDomain).toBe("go.acme.example");
+      expect((await s().getWorkspace(a))?.defaultDomain).toBeNull(); // the personal one is its own
+      expect(await s().setDefaultDomain(w.id, null)).toBe(true);
+      expect((await s().getWorkspace(w.id))?.defaultDomain).toBeNull();
+      expect(await s().setDefaultDomain(uid(), "go.acme.example")).toBe(false);
     });
 
     test("a member's role changes; a non-member's does not; members are listed by when they joined", async () => {

@@ -11,6 +11,7 @@ import { EVENT_WEBHOOKS_POSTGRES } from "./event-webhooks.ts";
 import { OAUTH_POSTGRES } from "./oauth.ts";
 import { KEY_SCOPES_POSTGRES } from "./migration-key-scopes.ts";
 import { DOMAINS_POSTGRES } from "./domains.ts";
+import { WORKSPACE_DEFAULT_DOMAIN_DDL } from "../workspace-rows.ts";
 import { WORKSPACES_POSTGRES } from "./workspaces.ts";
 import { AUDIT_POSTGRES } from "./audit.ts";
 import { CELL_SETS_POSTGRES } from "./cell-sets.ts";
@@ -347,6 +348,7 @@ CREATE INDEX links_account_folder_lower ON links(account_id, lower(folder), crea
   },
   { version: 24, name: "the audit log: who did what and when in a workspace (issue #24)", sql: AUDIT_POSTGRES },
   { version: 25, name: "analytics: rollup cells appended as one set per link, hour and transaction (issue #20)", sql: CELL_SETS_POSTGRES },
+  { version: 27, name: "a workspace's default domain, by hostname (issue #24)", sql: WORKSPACE_DEFAULT_DOMAIN_DDL },
 ];
 
 /**

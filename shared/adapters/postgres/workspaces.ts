@@ -63,6 +63,10 @@ export function postgresWorkspaces(c: PostgresConnection): WorkspaceStore {
       return c.run(async () => (await sql`UPDATE workspaces SET name = ${name} WHERE id = ${id}`).count === 1);
     },
 
+    setDefaultDomain(id: string, hostname: string | null): Promise<boolean> {
+      return c.run(async () => (await sql`UPDATE workspaces SET default_domain = ${hostname} WHERE id = ${id}`).count === 1);
+    },
+
     deleteWorkspace(id: string): Promise<boolean> {
       return c.run(() =>
         sql.begin(async (tx) => {
@@ -77,7 +81,7 @@ export function postgresWorkspaces(c: PostgresConnection): WorkspaceStore {
     listMemberships(accountId: string): Promise<Membership[]> {
       return c.run(async () => {
         const rows = await sql<(WorkspaceRecord & { role: Role })[]>`
-          SELECT w.id, w.name, w.personal_of AS "personalOf", w.created_at AS "createdAt", m.role
+          SELECT w.id, w.name, w.personal_of AS "personalOf", w.default_domain AS "defaultDomain", w.created_at AS "createdAt", m.role
           FROM workspace_members m JOIN workspaces w ON w.id = m.workspace_id
           WHERE m.account_id = ${accountId} ORDER BY ${sql.unsafe(membershipOrder(` COLLATE "C"`))}`;
         return rows.map(({ role, ...workspace }) => ({ workspace, role }));
@@ -189,9 +193,12 @@ export async function* workspaceExportRecords(tx: postgres.ReservedSql): AsyncIt
 export async function importWorkspaceRecords(tx: Tx, workspaces: readonly WorkspaceRecord[], members: readonly MemberRecord[]) {
   const n = { workspaces: 0, members: 0 };
   for (const w of workspaces) {
+    // A file from before default domains has none: the base domain.
+    const dd = w.defaultDomain ?? null;
     n.workspaces += (w.personalOf === null
-      ? await tx`INSERT INTO workspaces (id, name, personal_of, created_at) VALUES (${w.id}, ${w.name}, NULL, ${w.createdAt}) ON CONFLICT DO NOTHING`
-      : await tx`UPDATE workspaces SET name = ${w.name} WHERE id = ${w.id} AND personal_of = ${w.personalOf} AND name <> ${w.name}`).count;
+      ? await tx`INSERT INTO workspaces (id, name, personal_of, default_domain, created_at) VALUES (${w.id}, ${w.name}, NULL, ${dd}, ${w.createdAt}) ON CONFLICT DO NOTHING`
+      : await tx`UPDATE workspaces SET name = ${w.name}, default_domain = ${dd}
+                 WHERE id = ${w.id} AND personal_of = ${w.personalOf} AND (name <> ${w.name} OR default_domain IS DISTINCT FROM ${dd})`).count;
   }
   for (const m of members) {
     n.members += (await tx`

@@ -12,6 +12,7 @@ import { EVENT_WEBHOOKS_SQLITE } from "./event-webhooks.ts";
 import { OAUTH_SQLITE } from "./oauth.ts";
 import { KEY_SCOPES_SQLITE } from "./migration-key-scopes.ts";
 import { DOMAINS_SQLITE } from "./domains.ts";
+import { WORKSPACE_DEFAULT_DOMAIN_DDL } from "../workspace-rows.ts";
 import { ownersToWorkspaces, WORKSPACES_SQLITE } from "./workspaces.ts";
 import { AUDIT_SQLITE } from "./audit.ts";
 
@@ -289,6 +290,7 @@ CREATE INDEX links_account_folder_lower ON links(account_id, lower(folder), crea
     run: ownersToWorkspaces,
   },
   { version: 22, name: "the audit log: who did what and when in a workspace (issue #24)", sql: AUDIT_SQLITE },
+  { version: 25, name: "a workspace's default domain, by hostname (issue #24)", sql: WORKSPACE_DEFAULT_DOMAIN_DDL },
 ];
 
 /** Applies every migration not yet recorded; a no-op when the schema is current. */

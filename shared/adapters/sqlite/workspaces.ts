@@ -89,6 +89,10 @@ export function sqliteWorkspaces(c: SqliteConnection): WorkspaceStore {
       return c.st(`UPDATE workspaces SET name = ? WHERE id = ?`).run(name, id).changes === 1;
     },
 
+    async setDefaultDomain(id: string, hostname: string | null): Promise<boolean> {
+      return c.st(`UPDATE workspaces SET default_domain = ? WHERE id = ?`).run(hostname, id).changes === 1;
+    },
+
     async deleteWorkspace(id: string): Promise<boolean> {
       return c.db.transaction(() => {
         // Its audit log names it without a foreign key (appends stay a plain insert); everything else it holds names
@@ -101,7 +105,7 @@ export function sqliteWorkspaces(c: SqliteConnection): WorkspaceStore {
 
     async listMemberships(accountId: string): Promise<Membership[]> {
       return c.st<WorkspaceRecord & { role: Role }>(
-        `SELECT w.id, w.name, w.personal_of AS personalOf, w.created_at AS createdAt, m.role
+        `SELECT w.id, w.name, w.personal_of AS personalOf, w.default_domain AS defaultDomain, w.created_at AS createdAt, m.role
          FROM workspace_members m JOIN workspaces w ON w.id = m.workspace_id WHERE m.account_id = ? ORDER BY ${membershipOrder()}`,
       ).all(accountId).map(({ role, ...workspace }) => ({ workspace, role }));
     },
@@ -159,15 +163,19 @@ export function* workspaceExportRecords(db: Database): Iterable<ExportRecord> {
  * member whose workspace or account is missing, or who is one already, is skipped.
  */
 export function importWorkspaceRecords(c: SqliteConnection, workspaces: readonly WorkspaceRecord[], members: readonly MemberRecord[]) {
-  const shared = c.st(`INSERT INTO workspaces (id, name, personal_of, created_at) VALUES (?, ?, NULL, ?) ON CONFLICT DO NOTHING`);
-  const personal = c.st(`UPDATE workspaces SET name = ? WHERE id = ? AND personal_of = ? AND name <> ?`);
+  const shared = c.st(`INSERT INTO workspaces (id, name, personal_of, default_domain, created_at) VALUES (?, ?, NULL, ?, ?) ON CONFLICT DO NOTHING`);
+  const personal = c.st(
+    `UPDATE workspaces SET name = ?, default_domain = ? WHERE id = ? AND personal_of = ? AND (name <> ? OR default_domain IS NOT ?)`,
+  );
   const member = c.st(
     `INSERT INTO workspace_members (workspace_id, account_id, role, created_at) SELECT ?, ?, ?, ?
      WHERE EXISTS (SELECT 1 FROM workspaces WHERE id = ?) AND EXISTS (SELECT 1 FROM accounts WHERE id = ?) ON CONFLICT DO NOTHING`,
   );
   const n = { workspaces: 0, members: 0 };
   for (const w of workspaces) {
-    n.workspaces += w.personalOf === null ? shared.run(w.id, w.name, w.createdAt).changes : personal.run(w.name, w.id, w.personalOf, w.name).changes;
+    // A file from before default domains has none: the base domain.
+    const dd = w.defaultDomain ?? null;
+    n.workspaces += w.personalOf === null ? shared.run(w.id, w.name, dd, w.createdAt).changes : personal.run(w.name, dd, w.id, w.personalOf, w.name, dd).changes;
   }
   for (const m of members) n.members += member.run(m.workspaceId, m.accountId, m.role, m.createdAt, m.workspaceId, m.accountId).changes;
   return n;
