@@ -8,7 +8,7 @@ import { AppError } from "../../shared/errors.ts";
 import { roleAtLeast } from "../auth/roles.ts";
 import { WORKSPACE_NAME_MAX, type WorkspaceObject } from "../workspaces/model.ts";
 import {
-  createWorkspace, deleteWorkspace, getWorkspace, leaveWorkspace, listMembers, renameWorkspace, switchWorkspace,
+  createWorkspace, deleteWorkspace, getWorkspace, leaveWorkspace, listMembers, updateWorkspace, switchWorkspace,
 } from "../workspaces/service.ts";
 import { errorSummary, fieldProblems, invalidAttrs, type FieldRefs, type FormProblem } from "./form-errors.ts";
 import { field, htmlResponse, redirect } from "./http.ts";
@@ -132,7 +132,7 @@ async function onSettings(ctx: SignedInCtx, act: () => Promise<Response>, view: 
 
 export const renameAction = ({ ctx, form }: FormCtx<SignedInCtx>): Promise<Response> =>
   onSettings(ctx, async () => {
-    await renameWorkspace(ctx.deps, ctx.caller, { name: field(form, "name") });
+    await updateWorkspace(ctx.deps, ctx.caller, { name: field(form, "name") });
     return redirect("/dashboard/workspace?flash=workspace-renamed");
   }, (p) => ({ name: field(form, "name"), renameError: p }));
 

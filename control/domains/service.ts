@@ -184,7 +184,7 @@ async function disposalOf(deps: Deps, caller: Caller, d: DomainRecord, q: Delete
     return { kind: "delete" };
   }
   if (q.moveTo === undefined) return { kind: "refuse" };
-  const toDomain = await linkDomainOf(deps, caller, q.moveTo === "base" ? undefined : q.moveTo, "/moveTo");
+  const toDomain = q.moveTo === "base" ? deps.config.defaultDomain : await linkDomainOf(deps, caller, q.moveTo, "/moveTo");
   if (toDomain === d.hostname) throw invalidInput([{ path: "/moveTo", message: "is the domain being deleted" }]);
   return { kind: "move", toDomain };
 }
@@ -214,12 +214,29 @@ export async function deleteDomain(deps: Deps, caller: Caller, id: string, q: De
 }
 
 /**
- * The domain a link goes on: the base one (config.defaultDomain) when none is given or BASE_URL's host is, else a
- * verified domain of the caller's account; anything else is invalid_input at `path`, whether it is unknown,
- * pending or another account's (no existence leaks).
+ * A workspace's default domain while it is one of its own verified domains; null (the base domain) when none is set,
+ * or the one set was deleted, fell back to pending or went to another workspace since: a stale value is ignored
+ * here rather than cleared by every change of a domain, so nothing else has to keep it in step.
  */
-export async function linkDomainOf(deps: Deps, caller: Caller, given: unknown, path = "/domain"): Promise<string> {
-  if (given === undefined || given === null || given === "") return deps.config.defaultDomain;
+export async function liveDefaultDomain(deps: Deps, w: { id: string; defaultDomain: string | null }): Promise<string | null> {
+  if (w.defaultDomain === null) return null;
+  const d = await deps.store.getDomainByHostname(w.defaultDomain);
+  return d && d.accountId === w.id && d.state === "verified" ? d.hostname : null;
+}
+
+/** The domain a link made without one goes on: the workspace's live default domain, else the base one. */
+export async function defaultLinkDomain(deps: Deps, caller: Caller): Promise<string> {
+  const w = await deps.store.getWorkspace(caller.workspaceId);
+  return (w && (await liveDefaultDomain(deps, w))) ?? deps.config.defaultDomain;
+}
+
+/**
+ * The domain a link goes on: when none is given, `fallback` (defaultLinkDomain, read once by a bulk call) or the
+ * workspace's default; the base one when BASE_URL's host is given, else a verified domain of the caller's workspace;
+ * anything else is invalid_input at `path`, whether it is unknown, pending or another workspace's (no existence leaks).
+ */
+export async function linkDomainOf(deps: Deps, caller: Caller, given: unknown, path = "/domain", fallback?: string): Promise<string> {
+  if (given === undefined || given === null || given === "") return fallback ?? defaultLinkDomain(deps, caller);
   // The base host as written in BASE_URL (with its port, or a single label such as localhost) names the base domain too.
   const spelled = typeof given === "string" ? given.trim().toLowerCase().replace(/\.$/, "") : "";
   if (spelled === deps.config.defaultDomain || ownHostnames(deps).has(spelled)) return deps.config.defaultDomain;

@@ -17,7 +17,7 @@ import { checkWebhookTarget } from "../../shared/webhooks/ssrf.ts";
 import type { LinkFilter } from "../../shared/ports.ts";
 import type { Caller, Deps } from "../deps.ts";
 import { eventsWritten, linkEventsFor } from "../webhooks/events.ts";
-import { findOnOwnDomains, linkDomainOf } from "../domains/service.ts";
+import { defaultLinkDomain, findOnOwnDomains, linkDomainOf } from "../domains/service.ts";
 import { refuseServedDomains, servedDomainErrors, type ServedHostMemo } from "./destinations.ts";
 import { auditBulk, auditLink } from "../audit/service.ts";
 
@@ -75,11 +75,12 @@ type PreparedLink = { record: LinkRecord; customSlug: boolean; changes: LinkChan
 /**
  * Validates and normalises one create input into a record ready to insert. Synchronous unless the input needs
  * I/O (a webhook target to resolve, a password to hash), so a bulk of plain links makes no promise per row.
+ * `defaultDomain`: where a link without a domain goes (defaultLinkDomain, read once per call).
  */
-function prepareCreate(deps: Deps, caller: Caller, raw: unknown): PreparedLink | Promise<PreparedLink> {
+function prepareCreate(deps: Deps, caller: Caller, raw: unknown, defaultDomain: string): PreparedLink | Promise<PreparedLink> {
   const { input, changes } = validateLinkInput<CreateLinkInput>("create", raw, inputContext(deps));
   const slug = input.slug !== undefined ? checkSlug(input.slug) : randomSlug();
-  const finish = (passwordHash: string | null | undefined, domain = deps.config.defaultDomain): PreparedLink => {
+  const finish = (passwordHash: string | null | undefined, domain = defaultDomain): PreparedLink => {
     const identity = { id: newId(), accountId: caller.workspaceId, domain, slug, target: changes.target!, createdAt: deps.now() };
     const record = applyChanges(newLinkRecord(identity), changes, passwordHash);
     checkSchedule(record);
@@ -87,7 +88,7 @@ function prepareCreate(deps: Deps, caller: Caller, raw: unknown): PreparedLink |
   };
   if (!changes.webhookUrl && !changes.password && !input.domain) return finish(changes.password);
   return (async () => {
-    const domain = await linkDomainOf(deps, caller, input.domain);
+    const domain = await linkDomainOf(deps, caller, input.domain, "/domain", defaultDomain);
     await assertWebhookAllowed(deps, caller, changes.webhookUrl);
     return finish(changes.password ? await hashPassword(caller.workspaceId, changes.password) : changes.password, domain);
   })();
@@ -183,7 +184,7 @@ async function upserted(deps: Deps, caller: Caller, existing: LinkRecord, prepar
 }
 
 export async function createLink(deps: Deps, caller: Caller, raw: unknown): Promise<CreateResult> {
-  const prepared = await prepareCreate(deps, caller, raw);
+  const prepared = await prepareCreate(deps, caller, raw, await defaultLinkDomain(deps, caller));
   await refuseServedDomains(deps, prepared.changes, "create");
   const externalId = prepared.record.externalId;
   const existing = externalId === null ? null : await findByExternalId(deps, caller, externalId);
@@ -228,9 +229,10 @@ export async function createLinkRows(deps: Deps, caller: Caller, rows: unknown[]
   const succeeded = (index: number, r: LinkRecord, action: "created" | "updated") =>
     (results[index] = { index, ok: true, slug: r.slug, shortUrl: shortUrlOf(deps.config, r.domain, r.slug), target: r.target, action });
   const pending: Promise<void>[] = [];
+  const defaultDomain = await defaultLinkDomain(deps, caller);
   rows.forEach((raw, index) => {
     try {
-      const row = prepareCreate(deps, caller, raw);
+      const row = prepareCreate(deps, caller, raw, defaultDomain);
       if (row instanceof Promise) pending.push(row.then((r) => void prepared.push({ index, row: r }), (e) => void failed(index, e)));
       else prepared.push({ index, row });
     } catch (e) {

@@ -15,6 +15,9 @@ export const WorkspaceObject = T.Object(
     name: T.String(),
     personal: T.Boolean({ description: "Every account has one personal workspace; it cannot be deleted or left." }),
     role: Role,
+    defaultDomain: T.Union([T.String(), T.Null()], {
+      description: "The verified domain of this workspace that links made without a domain go on; null: the base domain (also when the one set was deleted or is pending again).",
+    }),
     createdAt: Iso("When it was created."),
   },
   { title: "Workspace" },
@@ -58,9 +61,14 @@ export const CreatedInvitation = T.Composite(
 export type CreatedInvitation = Static<typeof CreatedInvitation>;
 
 export const WORKSPACE_NAME_MAX = 80;
-export const WorkspaceNameInput = T.Object(
-  { name: T.String({ minLength: 1, maxLength: WORKSPACE_NAME_MAX, description: "1-80 characters." }) },
-  { additionalProperties: false, title: "WorkspaceNameInput" },
+export const WorkspaceUpdateInput = T.Object(
+  {
+    name: T.Optional(T.String({ minLength: 1, maxLength: WORKSPACE_NAME_MAX, description: "1-80 characters." })),
+    defaultDomain: T.Optional(T.Union([T.String({ maxLength: 300 }), T.Null()], {
+      description: "A verified domain of this workspace, by hostname, for links made without a domain; null (or the base host) for the base domain. Else unknown_domain.",
+    })),
+  },
+  { additionalProperties: false, minProperties: 1, title: "WorkspaceUpdateInput" },
 );
 
 export const RoleInput = T.Object({ role: Role }, { additionalProperties: false, title: "RoleInput" });
@@ -77,7 +85,8 @@ export const InvitationInput = T.Object(
 );
 
 export const toWorkspaceObject = (m: Membership): WorkspaceObject => ({
-  id: m.workspace.id, name: m.workspace.name, personal: m.workspace.personalOf !== null, role: m.role, createdAt: isoOrNull(m.workspace.createdAt)!,
+  id: m.workspace.id, name: m.workspace.name, personal: m.workspace.personalOf !== null, role: m.role, defaultDomain: m.workspace.defaultDomain,
+  createdAt: isoOrNull(m.workspace.createdAt)!,
 });
 
 export const toMemberObject = (m: MemberRecord, email: string | null): MemberObject => ({

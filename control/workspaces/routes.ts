@@ -11,7 +11,7 @@ import type { Deps } from "../deps.ts";
 import type { ApiContext } from "../http/api.ts";
 import { methodNotAllowed } from "../http/errors.ts";
 import { doc } from "../http/openapi.ts";
-import { CreatedInvitation, InvitationInput, InvitationObject, MemberObject, RoleInput, WorkspaceNameInput, WorkspaceObject } from "./model.ts";
+import { CreatedInvitation, InvitationInput, InvitationObject, MemberObject, RoleInput, WorkspaceObject, WorkspaceUpdateInput } from "./model.ts";
 import * as workspaces from "./service.ts";
 
 const noContent = (headers: unknown) => new Response(null, { status: 204, headers: headers as Record<string, string> });
@@ -25,8 +25,8 @@ export const workspaceRoutes = (deps: Deps, api: ApiContext) =>
     }, doc("The workspace your key or token acts for, with your role in it", { ok: [200, WorkspaceObject] }))
     .patch("/workspace", async ({ request, set }) => {
       const caller = await api.guard(request, set.headers, "links:write", "admin");
-      return workspaces.renameWorkspace(deps, caller, await api.body(request));
-    }, doc("Rename the workspace (admins and owners)", { body: WorkspaceNameInput, ok: [200, WorkspaceObject], badRequest: "invalid_input or invalid_json" }))
+      return workspaces.updateWorkspace(deps, caller, await api.body(request));
+    }, doc("Rename the workspace or set its default domain (admins and owners)", { body: WorkspaceUpdateInput, ok: [200, WorkspaceObject], badRequest: "invalid_input, invalid_json or unknown_domain" }))
     .delete("/workspace", async ({ request, set }) => {
       const caller = await api.guard(request, set.headers, "links:write", "owner");
       await workspaces.deleteWorkspace(deps, caller);

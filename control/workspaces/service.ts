@@ -10,8 +10,9 @@ import { AppError, invalidInput } from "../../shared/errors.ts";
 import { newId, newToken, sha256Hex } from "../../shared/ids.ts";
 import { linkKey } from "../../shared/link.ts";
 import {
-  DOMAINS_CHANGED_CHANNEL, MEMBERSHIP_CHANGED_CHANNEL, type InvitationRecord, type MemberRecord, type Session, type WorkspaceRecord,
+  DOMAINS_CHANGED_CHANNEL, MEMBERSHIP_CHANGED_CHANNEL, type InvitationRecord, type MemberRecord, type Membership, type Session, type WorkspaceRecord,
 } from "../../shared/ports.ts";
+import { linkDomainOf, liveDefaultDomain } from "../domains/service.ts";
 import { schemaErrors } from "../../shared/validation.ts";
 import { recordAudit } from "../audit/service.ts";
 import { requireRole } from "../auth/roles.ts";
@@ -19,7 +20,7 @@ import type { Caller, Deps } from "../deps.ts";
 import { publishKeyRevocations } from "../keys/service.ts";
 import { membershipMessage } from "./membership-events.ts";
 import {
-  INVITATION_DEFAULT_DAYS, InvitationInput, invitationState, RoleInput, toInvitationObject, toMemberObject, toWorkspaceObject, WorkspaceNameInput,
+  INVITATION_DEFAULT_DAYS, InvitationInput, invitationState, RoleInput, toInvitationObject, toMemberObject, toWorkspaceObject, WorkspaceUpdateInput,
   type CreatedInvitation, type InvitationObject, type MemberObject, type WorkspaceObject,
 } from "./model.ts";
 
@@ -41,13 +42,41 @@ function objectOf(raw: unknown): Record<string, unknown> {
   return raw as Record<string, unknown>;
 }
 
-function nameOf(raw: unknown): string {
+/** The fields of a workspace's update (PATCH): `name` trimmed, refused blank; at least one field. */
+function updateOf(raw: unknown): { name?: string; defaultDomain?: unknown } {
   const body = objectOf(raw);
-  const errors = schemaErrors(WorkspaceNameInput, body);
-  const name = typeof body.name === "string" ? body.name.trim() : "";
-  if (!errors.length && !name) errors.push({ path: "/name", message: "must not be blank" });
+  const errors = schemaErrors(WorkspaceUpdateInput, body);
+  const name = typeof body.name === "string" ? body.name.trim() : undefined;
+  if (!errors.length && name === "") errors.push({ path: "/name", message: "must not be blank" });
   if (errors.length) throw invalidInput(errors);
+  return { name, defaultDomain: body.defaultDomain };
+}
+
+function nameOf(raw: unknown): string {
+  const { name } = updateOf(raw);
+  if (name === undefined) throw invalidInput([{ path: "/name", message: "is required" }]);
   return name;
+}
+
+/**
+ * The hostname a workspace's default domain is set to: null for null, "" or the base host; else a verified domain of
+ * the caller's workspace, anything else (unknown, pending, another workspace's) being unknown_domain.
+ */
+async function defaultDomainOf(deps: Deps, caller: Caller, given: unknown): Promise<string | null> {
+  try {
+    const hostname = await linkDomainOf(deps, caller, given, "/defaultDomain", deps.config.defaultDomain);
+    return hostname === deps.config.defaultDomain ? null : hostname;
+  } catch (e) {
+    if (!(e instanceof AppError) || e.code !== "invalid_input") throw e;
+  }
+  const message = "must be a verified domain of this workspace, or null for the base domain";
+  throw new AppError("unknown_domain", `defaultDomain: "${String(given).slice(0, 300)}" ${message}`, { errors: [{ path: "/defaultDomain", message }] });
+}
+
+/** A membership as the API shows it: its default domain only while live (liveDefaultDomain; one read when one is set). */
+async function shown(deps: Deps, m: Membership): Promise<WorkspaceObject> {
+  const defaultDomain = await liveDefaultDomain(deps, m.workspace);
+  return toWorkspaceObject({ ...m, workspace: { ...m.workspace, defaultDomain } });
 }
 
 /** Tells every process that who may act for `workspaceId` changed: cached callers are forgotten (keys/service.ts, oauth/verifier.ts). */
@@ -70,7 +99,7 @@ async function workspaceOf(deps: Deps, caller: Caller): Promise<WorkspaceRecord>
 
 /** The workspaces the account belongs to, personal first, then by name, each with the account's role. */
 export async function listMyWorkspaces(deps: Deps, accountId: string): Promise<WorkspaceObject[]> {
-  return (await deps.store.listMemberships(accountId)).map(toWorkspaceObject);
+  return Promise.all((await deps.store.listMemberships(accountId)).map((m) => shown(deps, m)));
 }
 
 /** A shared workspace, with the account that makes it as its owner. */
@@ -95,7 +124,7 @@ export async function switchWorkspace(deps: Deps, session: Session, workspaceId:
   const membership = (await deps.store.listMemberships(session.accountId)).find((m) => m.workspace.id === id);
   if (!membership) throw new AppError("not_found", `No workspace "${String(workspaceId).slice(0, 100)}" of yours`);
   await deps.store.setSessionWorkspace(session.idHash, id === session.accountId ? null : id);
-  return toWorkspaceObject(membership);
+  return shown(deps, membership);
 }
 
 const REFUSALS = {
@@ -117,7 +146,7 @@ export async function acceptInvitation(deps: Deps, accountId: string, token: unk
   await recordAudit(deps, actor, "invitation.accepted", { type: "invitation", id: invitation.id }, { role: invitation.role });
   const membership = (await deps.store.listMemberships(accountId)).find((m) => m.workspace.id === invitation.workspaceId);
   if (!membership) throw REFUSALS.unknown(); // deleted in the instant after it was taken
-  return toWorkspaceObject(membership);
+  return shown(deps, membership);
 }
 
 /** What an invitation link offers (the acceptance page, before the Accept button). */
@@ -145,16 +174,30 @@ export async function previewInvitation(deps: Deps, accountId: string | null, to
 // --- The caller's workspace --------------------------------------------------------------------------------------
 
 export async function getWorkspace(deps: Deps, caller: Caller): Promise<WorkspaceObject> {
-  return toWorkspaceObject({ workspace: await workspaceOf(deps, caller), role: caller.role });
+  return shown(deps, { workspace: await workspaceOf(deps, caller), role: caller.role });
 }
 
-export async function renameWorkspace(deps: Deps, caller: Caller, raw: unknown): Promise<WorkspaceObject> {
-  requireRole(caller, "admin", "Renaming the workspace");
-  const name = nameOf(raw);
+/**
+ * Renames the workspace and/or sets its default domain (admins and owners): the verified domain of its own that
+ * links made without a domain go on, or null for the base domain.
+ */
+export async function updateWorkspace(deps: Deps, caller: Caller, raw: unknown): Promise<WorkspaceObject> {
+  requireRole(caller, "admin", "Changing the workspace");
+  const update = updateOf(raw);
+  const defaultDomain = update.defaultDomain === undefined ? undefined : await defaultDomainOf(deps, caller, update.defaultDomain);
   const w = await workspaceOf(deps, caller);
-  if (!(await deps.store.renameWorkspace(w.id, name))) throw new AppError("not_found", "This workspace no longer exists");
-  await recordAudit(deps, caller, "workspace.updated", { type: "workspace", id: w.id }, { name: { from: w.name, to: name } });
-  return toWorkspaceObject({ workspace: { ...w, name }, role: caller.role });
+  const gone = () => new AppError("not_found", "This workspace no longer exists");
+  const changes: Record<string, { from: unknown; to: unknown }> = {};
+  if (update.name !== undefined) {
+    if (!(await deps.store.renameWorkspace(w.id, update.name))) throw gone();
+    changes.name = { from: w.name, to: update.name };
+  }
+  if (defaultDomain !== undefined) {
+    if (!(await deps.store.setDefaultDomain(w.id, defaultDomain))) throw gone();
+    changes.defaultDomain = { from: w.defaultDomain, to: defaultDomain };
+  }
+  await recordAudit(deps, caller, "workspace.updated", { type: "workspace", id: w.id }, changes);
+  return shown(deps, { workspace: { ...w, name: update.name ?? w.name, defaultDomain: defaultDomain === undefined ? w.defaultDomain : defaultDomain }, role: caller.role });
 }
 
 /**

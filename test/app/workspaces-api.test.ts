@@ -32,7 +32,7 @@ const req = (method: string, path: string, key: string, json?: unknown) => cp.re
 describe("GET and PATCH /api/v1/workspace", () => {
   test("the key's workspace with the caller's role", async () => {
     expect(await jsonOf(await req("GET", "/workspace", memberKey))).toEqual({
-      id: t.workspaceId, name: "Api Team", personal: false, role: "member", createdAt: new Date(START_TIME).toISOString(),
+      id: t.workspaceId, name: "Api Team", personal: false, role: "member", defaultDomain: null, createdAt: new Date(START_TIME).toISOString(),
     });
     const personalKey = (await cp.createKey("api-personal@example.com")).key;
     expect(await jsonOf(await req("GET", "/workspace", personalKey))).toMatchObject({ name: "Personal", personal: true, role: "owner" });

@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import {
   acceptInvitation, changeMemberRole, createInvitation, createWorkspace, deleteWorkspace, getWorkspace, leaveWorkspace, listInvitations,
-  listMembers, listMyWorkspaces, MAX_OWNED_WORKSPACES, MAX_PENDING_INVITATIONS, removeMember, renameWorkspace, revokeInvitation, switchWorkspace,
+  listMembers, listMyWorkspaces, MAX_OWNED_WORKSPACES, MAX_PENDING_INVITATIONS, removeMember, updateWorkspace, revokeInvitation, switchWorkspace,
 } from "../../control/workspaces/service.ts";
 import { sessionCaller } from "../../control/dashboard/session.ts";
 import { createApiKey, listApiKeys } from "../../control/keys/service.ts";
@@ -62,10 +62,10 @@ export function runWorkspaceServiceSuite(start: () => Promise<InProcessControlPl
     });
 
     test("admins rename; members and viewers may not", async () => {
-      expect((await renameWorkspace(cp.deps, as(admin, "admin"), { name: "Acme Inc" })).name).toBe("Acme Inc");
+      expect((await updateWorkspace(cp.deps, as(admin, "admin"), { name: "Acme Inc" })).name).toBe("Acme Inc");
       for (const [a, role] of [[member, "member"], [viewer, "viewer"]] as const) {
-        const p = await rejectionOf(renameWorkspace(cp.deps, as(a, role), { name: "Nope" }));
-        expect([p.status, p.code, p.detail]).toEqual([403, "forbidden_role", `Renaming the workspace needs the admin role or higher in this workspace; you are a ${role}`]);
+        const p = await rejectionOf(updateWorkspace(cp.deps, as(a, role), { name: "Nope" }));
+        expect([p.status, p.code, p.detail]).toEqual([403, "forbidden_role", `Changing the workspace needs the admin role or higher in this workspace; you are a ${role}`]);
       }
       expect((await getWorkspace(cp.deps, t.ownerCaller)).name).toBe("Acme Inc");
     });
