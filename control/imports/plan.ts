@@ -9,6 +9,7 @@ import { parseIsoDateTime } from "../../shared/time.ts";
 import type { ImportCounts, ImportedHistory, ImportRowReport } from "../../shared/ports/imports.ts";
 import type { CreateLinkInput } from "../../shared/schemas.ts";
 import type { Caller, Deps } from "../deps.ts";
+import { defaultLinkDomain } from "../domains/service.ts";
 import { externalIdOf, resolveColumns, slugFromCell, type ImportField, type SourceFormat } from "./formats.ts";
 import type { FileRow } from "./read-file.ts";
 
@@ -112,11 +113,11 @@ function slugVerdict(slug: string): "ok" | "reserved" | "short" | "invalid" {
 }
 
 /** Free slugs for the rows whose own is taken: `slug-2`, `slug-3`… checked against the store a round at a time. */
-async function renameAll(deps: Deps, wanted: { slug: string; assign: (s: string) => void }[], used: Set<string>): Promise<void> {
+async function renameAll(deps: Deps, domain: string, wanted: { slug: string; assign: (s: string) => void }[], used: Set<string>): Promise<void> {
   let pending = wanted;
   for (let n = 2; pending.length; n += 5) {
     const tries = pending.map((w) => Array.from({ length: 5 }, (_, k) => `${w.slug.slice(0, 37 - String(n + k).length)}-${n + k}`));
-    const taken = await deps.store.takenSlugs(deps.config.defaultDomain, tries.flat().filter((s) => !used.has(s)));
+    const taken = await deps.store.takenSlugs(domain, tries.flat().filter((s) => !used.has(s)));
     pending = pending.filter((w, i) => {
       const free = tries[i].find((s) => !used.has(s) && !taken.has(s) && slugVerdict(s) === "ok");
       if (free === undefined) return true;
@@ -160,7 +161,9 @@ export async function planImport(
     note(report(c.row, "skipped", "already_imported", "Imported before: the link exists (re-running an import changes nothing)", c.slug));
     return false;
   });
-  const used = await deps.store.takenSlugs(deps.config.defaultDomain, fresh.flatMap((c) => (c.slug ? [c.slug] : [])));
+  // Imported links go where links made without a domain go (the workspace's default domain, else the base one).
+  const domain = await defaultLinkDomain(deps, caller);
+  const used = await deps.store.takenSlugs(domain, fresh.flatMap((c) => (c.slug ? [c.slug] : [])));
   const writes: PlannedRow[] = [];
   const renames: { slug: string; assign: (s: string) => void }[] = [];
   for (const c of fresh) {
@@ -181,6 +184,6 @@ export async function planImport(
     } else if (c.slug !== null) used.add(c.slug);
     writes.push(planned);
   }
-  await renameAll(deps, renames, used);
+  await renameAll(deps, domain, renames, used);
   return { writes, alreadyImported, reports, counts };
 }

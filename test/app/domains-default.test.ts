@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { DomainRecord } from "../../shared/domain.ts";
 import { putDomain } from "../helpers/domains.ts";
 import { BASE_URL, jsonOf, problemOf, startControlPlane, type InProcessControlPlane } from "../helpers/in-process.ts";
+import { importToEnd, reportsOf } from "./imports-helpers.ts";
 import { team, type Team } from "./workspaces-helpers.ts";
 
 let cp: InProcessControlPlane;
@@ -141,6 +142,20 @@ describe("links made without a domain", () => {
     await putDomain(cp, (await cp.createKey("default-later@example.com")).caller.workspaceId, GO);
     expect(await restShortUrl()).toBe(BASE_URL);
   });
+});
+
+test("an import puts its links on the default domain, its slugs checked for conflicts there", async () => {
+  await setDefault(SHOP);
+  const [taken, free] = [fresh("it"), fresh("if")];
+  for (const [slug, domain] of [[taken, SHOP], [free, BASE_HOST]]) {
+    expect((await cp.request("POST", "/api/v1/links", { key: ownerKey, json: { url: "https://example.com/pre", slug, domain } })).status).toBe(201);
+  }
+  const csv = `long_url,link\nhttps://example.com/i1,https://bit.ly/${taken}\nhttps://example.com/i2,https://bit.ly/${free}\n`;
+  const job = await importToEnd(cp, ownerKey, csv, { format: "bitly", onConflict: "rename" });
+  expect(reportsOf(job)).toEqual(["2 renamed slug_taken"]); // row 3, free on the default domain (taken on the base one), is created as it is
+  expect((await cp.deps.store.getLink(SHOP, `${taken}-2`))?.target).toBe("https://example.com/i1");
+  expect((await cp.deps.store.getLink(SHOP, free))?.target).toBe("https://example.com/i2");
+  await setDefault(null);
 });
 
 test("the OpenAPI document shows defaultDomain on the workspace and on PATCH's body", async () => {
