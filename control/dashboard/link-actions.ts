@@ -11,6 +11,7 @@ import { createInputFrom, EMPTY_FORM, updateInputFrom, valuesFromForm, valuesFro
 import type { FormCtx, SignedInCtx } from "./session.ts";
 import { accountSuggestions } from "./suggestions.ts";
 import { listDomains } from "../domains/service.ts";
+import { getWorkspace } from "../workspaces/service.ts";
 import type { LinkObject } from "../../shared/schemas.ts";
 import { linkHref, linkNamed, type LinkPage } from "./link-paths.ts";
 
@@ -44,12 +45,15 @@ async function formPage(ctx: SignedInCtx, status: number, title: string, o: Omit
   const on = o.link?.domain ? ` <span class="small muted">on ${esc(o.link.domain)}</span>` : "";
   const heading = o.mode === "edit" ? `<h1>Edit <span class="mono">${esc(o.values.slug)}</span>${on}</h1>` : "<h1>New link</h1>";
   const domains = o.mode === "create" ? (await listDomains(ctx.deps, ctx.caller)).domains.filter((d) => d.state === "verified").map((d) => d.hostname) : [];
-  const body = `${heading}${linkForm({ ...o, csrf: ctx.session.csrfToken, suggestions: await accountSuggestions(ctx), domains })}`;
+  const suggestions = await accountSuggestions(ctx);
+  const body = `${heading}${linkForm({ ...o, csrf: ctx.session.csrfToken, suggestions, domains, baseDomain: ctx.deps.config.defaultDomain })}`;
   return htmlResponse(status, layout({ title, body, viewer: ctx.viewer, current: o.mode === "create" ? "new" : "links" }));
 }
 
+/** The form preselects the workspace's default domain (while it is live), where a link made without one would go. */
 export async function newLinkPage(ctx: SignedInCtx): Promise<Response> {
-  return formPage(ctx, 200, "New link", { mode: "create", values: EMPTY_FORM });
+  const { defaultDomain } = await getWorkspace(ctx.deps, ctx.caller);
+  return formPage(ctx, 200, "New link", { mode: "create", values: { ...EMPTY_FORM, domain: defaultDomain ?? ctx.deps.config.defaultDomain } });
 }
 
 export async function createLinkAction({ ctx, form }: FormCtx<SignedInCtx>): Promise<Response> {

@@ -26,6 +26,11 @@ export interface LinkFormOptions {
   suggestions?: TagsAndFolders;
   /** Create: the account's verified custom domains, offered beside the base one (none: no choice shown). */
   domains?: string[];
+  /**
+   * Create: the base domain's host, its option's value (named, since a blank domain means the workspace's default
+   * domain); the new-link page preselects the default domain through values.domain.
+   */
+  baseDomain?: string;
   /** Edit: where the form posts and Cancel goes (the link's pages, with its domain: link-paths.ts), and its custom domain. */
   link?: { action: string; cancel: string; domain: string | null };
 }
@@ -200,7 +205,7 @@ function slugCell(o: LinkFormOptions, errors: Errors): string {
   if (o.mode === "edit") return cell(`<label>Slug</label><p class="mono">${esc(o.values.slug)}</p>`);
   const ref = FIELD_REFS["/slug"];
   const options = (o.domains ?? []).map((d) => `<option value="${esc(d)}"${o.values.domain === d ? " selected" : ""}>${esc(d)}</option>`).join("");
-  const domain = options ? `<label for="f-domain">Domain</label><select id="f-domain" name="domain"${invalidAttrs(errors, "/domain", "f-domain")}><option value="">base domain</option>${options}</select>${fieldProblems(errors, "/domain", FIELD_REFS["/domain"])}` : "";
+  const domain = options ? `<label for="f-domain">Domain</label><select id="f-domain" name="domain"${invalidAttrs(errors, "/domain", "f-domain")}><option value="${esc(o.baseDomain ?? "")}"${o.values.domain === o.baseDomain ? " selected" : ""}>base domain</option>${options}</select>${fieldProblems(errors, "/domain", FIELD_REFS["/domain"])}` : "";
   return cell(`${domain}<label for="f-slug">Slug <span class="hint">(optional; 3-40 of A-Z a-z 0-9 - _)</span></label><input id="f-slug"${invalidAttrs(errors, "/slug", "f-slug")} name="slug" type="text" value="${esc(o.values.slug)}" maxlength="40" autocomplete="off">${fieldProblems(errors, "/slug", ref)}`);
 }
 

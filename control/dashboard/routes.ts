@@ -23,7 +23,7 @@
  *   POST /dashboard/links/:slug/webhook/resume   resumes a paused webhook
  *   GET  /dashboard/webhooks             POST the same (303; the GET after it shows the secret once)
  *   GET  /dashboard/webhooks/:id         the delivery log; POST …/active, …/delete, …/deliveries/:deliveryId/retry
- *   GET  /dashboard/domains              POST the same (add); POST …/:id/verify, …/:id/delete (domains-page.ts)
+ *   GET  /dashboard/domains              POST the same (add); POST …/:id/verify, …/:id/delete, …/default (domains-page.ts)
  *   POST /dashboard/workspace/switch     the header's switcher; GET /dashboard/workspaces/new, POST /dashboard/workspaces
  *   GET  /dashboard/workspace            settings; POST …/rename, …/delete, …/leave (workspaces-page.ts)
  *   GET  /dashboard/members              POST …/:accountId/role, …/:accountId/remove, …/invitations, …/invitations/:id/revoke
@@ -54,7 +54,7 @@ import { serveAsset } from "./static.ts";
 import { importJobPage, importsIndex, importUpload } from "../imports/dashboard.ts";
 import { createWebhookAction, deleteWebhookAction, retryDeliveryAction, setWebhookActiveAction, webhookPage, webhooksIndex } from "./webhooks-page.ts";
 import { qrFile, statsPage } from "./stats-page.ts";
-import { addDomainAction, deleteDomainAction, domainsIndex, verifyDomainAction } from "./domains-page.ts";
+import { addDomainAction, defaultDomainAction, deleteDomainAction, domainsIndex, verifyDomainAction } from "./domains-page.ts";
 import { createWorkspaceAction, deleteAction, leaveAction, newWorkspaceForm, renameAction, settingsIndex, switchAction } from "./workspaces-page.ts";
 import { changeRoleAction, createInvitationAction, membersIndex, removeMemberAction, revokeInvitationAction } from "./members-page.ts";
 import { acceptInvitationAction, invitationPage } from "./invitation-page.ts";
@@ -145,6 +145,7 @@ export function dashboardRoutes(deps: Deps, auth: KeyAuthenticator) {
     .post("/dashboard/webhooks/:id/deliveries/:deliveryId/retry", run(withSessionForm(retryDeliveryAction)))
     .get("/dashboard/domains", run(withSession(domainsIndex)))
     .post("/dashboard/domains", run(withSessionForm(addDomainAction)))
+    .post("/dashboard/domains/default", run(withSessionForm(defaultDomainAction)))
     .post("/dashboard/domains/:id/verify", run(withSessionForm(verifyDomainAction)))
     .post("/dashboard/domains/:id/delete", run(withSessionForm(deleteDomainAction)))
     .post("/dashboard/workspace/switch", run(withSessionForm(switchAction)))
