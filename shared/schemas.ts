@@ -37,7 +37,7 @@ export const CreateLinkInput = T.Object(
     })),
     domain: T.Optional(T.String({
       maxLength: 300,
-      description: "A verified custom domain of yours (such as go.example.com) to put the link on; slugs are unique per domain. The base domain when omitted or empty.",
+      description: "A verified custom domain of yours (such as go.example.com) to put the link on; slugs are unique per domain. When omitted or empty: the workspace's default domain (PATCH /api/v1/workspace), else the base domain; the base host names the base domain.",
     })),
   },
   { additionalProperties: false, title: "CreateLinkInput" },
