@@ -21,7 +21,10 @@ describe("workspace records of an export file", () => {
     const personal = { id: "acct-1", name: "Personal", personalOf: "acct-1", createdAt: 1 };
     const shared = { id: "ws-1", name: "Acme ünï", personalOf: null, createdAt: 2 };
     const member = { workspaceId: "ws-1", accountId: "acct-1", role: "admin", createdAt: 3 };
-    for (const [type, data] of [["workspace", personal], ["workspace", shared], ["member", member]] as const) {
+    // With a default domain, or none (null), or, from a file written before default domains, without the field.
+    const withDefault = { id: "ws-2", name: "Brand", personalOf: null, defaultDomain: "go.brand.example", createdAt: 4 };
+    const noDefault = { ...withDefault, id: "ws-3", defaultDomain: null };
+    for (const [type, data] of [["workspace", personal], ["workspace", shared], ["member", member], ["workspace", withDefault], ["workspace", noDefault]] as const) {
       expect(parseLine(line(type, data), 2)).toEqual({ kind: "record", record: { type, data } } as never);
     }
     const key = { id: "k", accountId: "ws-1", createdBy: "acct-1", name: "ci", keyHash: "h", prefix: "ck_AbC1", createdAt: 1, lastUsedAt: null, revokedAt: null, scopes: null };
@@ -34,6 +37,7 @@ describe("workspace records of an export file", () => {
     );
     expect(refusal(line("workspace", { id: "w", name: "", personalOf: null, createdAt: 1 }), 8)).toStartWith("line 8: invalid workspace record at /name:");
     expect(refusal(line("member", { workspaceId: "w", role: "viewer", createdAt: 1 }), 9)).toStartWith("line 9: invalid member record at /accountId:");
+    expect(refusal(line("workspace", { id: "w", name: "n", personalOf: null, defaultDomain: 7, createdAt: 1 }), 10)).toStartWith("line 10: invalid workspace record at /defaultDomain:");
   });
 
   test("the end record of a file from before workspaces counts none of them", () => {
