@@ -71,10 +71,14 @@ describe("Redis down (a private redis-server, killed and started again empty)", 
 
     await redis.stop("SIGKILL");
 
-    // Served from the redirector's in-process cache: no Redis round trip, no waiting on its timeouts.
+    // Served from the redirector's in-process cache: no Redis round trip, no waiting on its timeouts. A request that
+    // waited for the Redis client's command timeout (1 s) would take that long each: 20 of them at least 20 s. The
+    // bound is half that, so a loaded machine's slowness (1.1 s for the 20 under a full CI run) is not mistaken for it.
     const t0 = performance.now();
     for (let i = 0; i < 20; i++) expect(await visit(r, "warm")).toMatchObject({ status: 302, location: "https://example.com/warm" });
-    expect(performance.now() - t0).toBeLessThan(1_000);
+    const took = performance.now() - t0;
+    console.log(`20 cached redirects with Redis down: ${took.toFixed(0)} ms`);
+    expect(took).toBeLessThan(20 * 1_000 / 2);
     // Never seen by this redirector: Redis fails fast, Postgres answers.
     expect(await visit(r, "cold")).toMatchObject({ status: 302, location: "https://example.com/cold" });
     // The limit needs its atomic Redis step: refuse rather than over-serve.
