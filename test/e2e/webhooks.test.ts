@@ -202,7 +202,9 @@ describe("delivery", () => {
     const started = performance.now();
     const res = await visit(link.slug);
     expect(res.status).toBe(302);
-    expect(performance.now() - started).toBeLessThan(500);
+    // Had the redirect waited for the receiver, it would have taken the sender's 5 s timeout: half that is the bound,
+    // so a loaded machine's slow answer is not mistaken for it.
+    expect(performance.now() - started).toBeLessThan(2_500);
     const [d] = await received("/hang", 1, 0);
     for (let i = 0; i < 80 && d.abortedAt === null; i++) await Bun.sleep(100);
     expect(d.abortedAt).not.toBeNull();
