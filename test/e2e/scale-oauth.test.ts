@@ -43,10 +43,17 @@ test("a token from one control process works on the other; a disconnect on one i
 
   const apps = await person.get("/dashboard/apps");
   const grantPath = /action="(\/dashboard\/apps\/[^"]+\/revoke)"/.exec(apps.html)![1]!;
-  const started = Date.now();
   expect((await person.post(grantPath, { _csrf: csrfOf(apps.html) })).status).toBe(303);
-  await waitFor("b refuses the revoked token", async () => (await toolsList(b!.url, refreshed.body.access_token)) === 401, 1_000);
-  expect(Date.now() - started).toBeLessThan(1_000);
+  // Timed from the revocation's answer (the dashboard's own page work under a loaded run is not the propagation) to
+  // the sending of the first call b refused: b had the revocation by then.
+  const started = Date.now();
+  let sent = started;
+  await waitFor("b refuses the revoked token", async () => {
+    sent = Date.now();
+    return (await toolsList(b!.url, refreshed.body.access_token)) === 401;
+  }, 10_000);
+  console.log(`revoked token refused by b in a call sent ${sent - started} ms after the revocation`);
+  expect(sent - started).toBeLessThan(1_000);
 }, 60_000);
 
 test("the redirector never answers the OAuth and well-known paths as a link", async () => {
