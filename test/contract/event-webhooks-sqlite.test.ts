@@ -4,6 +4,7 @@ import { describe, expect, test } from "bun:test";
 import { rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { BUSY_TIMEOUT_MS } from "../../shared/adapters/sqlite/connection.ts";
 import { SqliteStore } from "../../shared/adapters/sqlite/store.ts";
 import { runEventWebhookContract } from "./event-webhooks.contract.ts";
 
@@ -23,13 +24,15 @@ describe("SQLite event webhooks specifics", () => {
       await store.enqueueWebhookEvents([{ id: "ev", type: "link.created", accountId: "a", linkId: "l", payload: "{}", at: 1, giveUpAt: 1e12 }]);
       writer.run("BEGIN IMMEDIATE");
       let claimed: number | null = null;
+      const sleptFrom = performance.now();
       const claim = store.claimWebhookDeliveries(10, 1_000, 2, 10).then((r) => (claimed = r.length));
-      let ticks = 0;
-      const timer = setInterval(() => ticks++, 1);
+      // A write that waited inside SQLite (busy_timeout) would hold the event loop until the lock's 5 s timeout: the
+      // claim's call, and the 30 ms timer after it, would end only then. Counting 1 ms ticks instead failed on a machine whose cores a full run
+      // saturated (1 tick in 30 ms), so the bound is what blocking would cost, not the timer's precision.
       await Bun.sleep(30);
-      clearInterval(timer);
+      const slept = performance.now() - sleptFrom;
       expect(claimed).toBeNull(); // still waiting for the lock...
-      expect(ticks).toBeGreaterThan(5); // ...while timers kept running
+      expect(slept).toBeLessThan(BUSY_TIMEOUT_MS / 2); // ...while timers kept running
       writer.run("COMMIT");
       await claim;
       expect(claimed as number | null).toBe(1);
