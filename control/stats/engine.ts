@@ -20,6 +20,7 @@ import {
 } from "./analytics-types.ts";
 import { dimensionFilters, linkFilters } from "./query.ts";
 import { ceilDay, ceilHour, DAY, floorDay, floorHour, zoneOf } from "./zone-time.ts";
+import { topLinkTotals, type RankedReads } from "./top-links.ts";
 
 /** What the engine needs of a link for the account's link, tag and folder groupings and filters. */
 export interface LinkLabel {
@@ -44,6 +45,8 @@ export interface AnalyticsReads {
    * a tag or folder breakdown or a link filter needs them (there may be 100,000); top links need only their rows'.
    */
   links?: (ids?: string[]) => Promise<Map<string, LinkLabel>>;
+  /** Account scope only: its day totals and ranked link totals, for top links without every link's rows (top-links.ts). */
+  ranked?: RankedReads;
 }
 
 type Tallies = Map<string | null, Counts>;
@@ -145,6 +148,13 @@ class Tally {
     this.byLink(s.linkId, s);
   }
 
+  /** An account's settled day: totals and series. */
+  accountDay(s: { bucket: number; bot: boolean; clicks: number; visitors: number }) {
+    if (!this.botOk(s.bot)) return;
+    add(this.totals, s);
+    if (this.series.length) add(this.series[this.slot(s.bucket)]!, s);
+  }
+
   /** A settled day (week, month) row of one dimension: that dimension's breakdown only. */
   dayTotal(s: SettledTotal) {
     if (!this.botOk(s.bot) || !this.linkCounts(s.linkId)) return;
@@ -239,6 +249,16 @@ async function eachSettled(reads: AnalyticsReads, d: Dimension | null, runs: Run
   for (const [grain, from, to] of runs) if (from < to) for await (const s of reads.settled(d, from, to, grain)) each(s);
 }
 
+/**
+ * Whether ranked reads answer the query: top links alone (groupBy=link), no filters, UTC days (the account totals'
+ * buckets) and a settled part that is whole days (the series by day, week or month): otherwise every link's rows.
+ */
+function rankable(q: StatsQuery, groupings: Grouping[], span: ReturnType<typeof settledSpan>): boolean {
+  if (groupings.length !== 1 || groupings[0] !== "link" || Object.keys(q.filters).length > 0) return false;
+  if (q.tz !== "UTC" || q.interval === "hour" || span.to <= span.from) return false;
+  return [...spanRuns(span, ["day"]), ...spanRuns(span, ["month", "day"])].every(([grain]) => grain !== "hour");
+}
+
 /** `only`: answer just these breakdowns (the original stats need four of them, not every dimension's). */
 export async function answer(query: StatsQuery, reads: AnalyticsReads, only?: Grouping[]): Promise<Analytics> {
   const zone = zoneOf(query.tz);
@@ -256,7 +276,22 @@ export async function answer(query: StatsQuery, reads: AnalyticsReads, only?: Gr
   const eachCell = async (from: number, to: number) => {
     if (from < to) for await (const c of reads.cells(from, to)) tally.cell(c);
   };
-  if (dimensionFilters(query).length === 0 && settledTo > settledFrom) {
+  const ranked = reads.ranked && rankable(query, groupings, span) ? reads.ranked : undefined;
+  let topOther: Counts | undefined;
+  if (ranked) {
+    // Top links: the account's day totals for the series, its best links' exact totals (top-links.ts), cells
+    // for the unsettled edges as below.
+    await eachCell(fromHour, settledFrom);
+    for (const [, from, to] of spanRuns(span, ["day"])) for await (const t of ranked.accountTotals(from, to)) tally.accountDay(t);
+    await eachCell(settledTo, toHour);
+    const runs = spanRuns(span, ["month", "day"]).map(([grain, from, to]) => ({ grain: grain as "month" | "day", from, to }));
+    const bots = [false, true].filter((b) => tally.botOk(b));
+    const byLink = tally.groups.get("link")!;
+    const exact = await topLinkTotals(ranked, runs, bots, byLink, query.limit);
+    byLink.clear();
+    for (const [id, c] of exact) byLink.set(id, c);
+    topOther = zero();
+  } else if (dimensionFilters(query).length === 0 && settledTo > settledFrom) {
     await eachCell(fromHour, settledFrom);
     const totalsBy: Dimension | null = query.tz === "UTC" && query.interval !== "hour" ? "via" : null;
     const viaToo = totalsBy !== null && groupings.includes(totalsBy);
@@ -276,6 +311,11 @@ export async function answer(query: StatsQuery, reads: AnalyticsReads, only?: Gr
 
   const breakdowns: Analytics["breakdowns"] = {};
   for (const g of groupings) breakdowns[g] = topRows(tally.groups.get(g)!, query.limit);
+  if (topOther && breakdowns.link) {
+    // Only the best links were summed: the rest is the account's total less theirs.
+    const { clicks, visitors } = tally.totals;
+    breakdowns.link.other = breakdowns.link.rows.reduce((o, r) => ({ clicks: o.clicks - r.clicks, visitors: o.visitors - r.visitors }), { clicks, visitors });
+  }
   const top = breakdowns.link;
   if (top?.rows.length && reads.links) {
     const labels = allLinks ?? (await reads.links(top.rows.map((r) => r.value!)));

@@ -11,6 +11,7 @@ import { findOwnLink } from "../links/service.ts";
 import type { Analytics, Breakdown, StatsQuery } from "./analytics-types.ts";
 import { answer, type AnalyticsReads, type LinkLabel } from "./engine.ts";
 import { parseStatsQuery, type RawQuery } from "./query.ts";
+import type { RankedReads } from "./top-links.ts";
 import { HOUR } from "./zone-time.ts";
 
 /** Links read per store call while loading an account's links (there may be 100,000). */
@@ -61,7 +62,13 @@ export async function getLinkAnalytics(deps: Deps, caller: Caller, slug: string,
 export async function getAccountAnalytics(deps: Deps, caller: Caller, rawQuery: RawQuery): Promise<Analytics> {
   const query = parseStatsQuery(rawQuery, deps.now(), "account");
   const links = (ids?: string[]) => (ids ? linksById(deps, caller.workspaceId, ids) : accountLinks(deps, caller.workspaceId));
-  return answer(query, await readsOf(deps, { accountId: caller.workspaceId }, links));
+  const accountId = caller.workspaceId;
+  const ranked: RankedReads = {
+    accountTotals: (from, to) => deps.store.readAccountTotals(accountId, from, to),
+    rankedLinks: (grain, bucket, bot, offset, limit) => deps.store.readRankedLinks(accountId, grain, bucket, bot, offset, limit),
+    sumLinks: (ids, runs, bots) => deps.store.sumLinkTotals(accountId, ids, runs, bots),
+  };
+  return answer(query, { ...(await readsOf(deps, { accountId }, links)), ranked });
 }
 
 /** How the original stats spell an unknown value (byCountry's "unknown"). */

@@ -87,6 +87,31 @@ export interface SettledTotal {
   visitors: number;
 }
 
+/** An account's clicks in one UTC day (bot or not): the sum of its links' settled day totals. */
+export interface AccountDayTotal {
+  bucket: number;
+  bot: boolean;
+  clicks: number;
+  visitors: number;
+}
+
+/** A link's settled clicks in a bucket, or summed over buckets (sumLinkTotals). */
+export interface LinkTotal {
+  linkId: string;
+  clicks: number;
+  visitors: number;
+}
+
+/** The grains link totals are kept in for ranking: a UTC day, a calendar month (UTC). */
+export type RankGrain = "day" | "month";
+
+/** Buckets of one grain with starts in [from, to). */
+export interface RankRun {
+  grain: RankGrain;
+  from: number;
+  to: number;
+}
+
 /** Whose clicks a read covers: one link, or every link of an account. */
 export type ClickScope = { linkId: string } | { accountId: string };
 
@@ -126,6 +151,18 @@ export interface ClickStore {
    * settledBefore. Safe to run from several processes at once.
    */
   settleDays(before: number): Promise<number>;
+  /**
+   * The account's settled totals per UTC day with bucket in [from, to), bot or not (streamed): what its links'
+   * settled days add up to, kept as they settle (and as late clicks, imports and deleted links change them).
+   */
+  readAccountTotals(accountId: string, from: number, to: number): AsyncIterable<AccountDayTotal>;
+  /**
+   * The account's links' settled totals in the `grain` bucket starting at `bucket` with bot flag `bot`, best first
+   * (clicks descending, then link id ascending), rows [offset, offset + limit) of that order.
+   */
+  readRankedLinks(accountId: string, grain: RankGrain, bucket: number, bot: boolean, offset: number, limit: number): Promise<LinkTotal[]>;
+  /** The settled totals of `linkIds` (links of the account; others are left out) summed over `runs` and `bots`. */
+  sumLinkTotals(accountId: string, linkIds: string[], runs: RankRun[], bots: boolean[]): Promise<LinkTotal[]>;
   /** The scope's raw clicks with ts in [from, to), batch by batch, oldest batch first (streamed: there may be millions). */
   readClickLog(scope: ClickScope, from: number, to: number): AsyncIterable<StoredClick>;
   /** Deletes raw log batches whose newest click is older than `before`; answers how many clicks went. */

@@ -3,6 +3,7 @@ import { beforeAll, describe, expect, test } from "bun:test";
 import type { LinkRecord } from "../../shared/link.ts";
 import type { ClickCell, ClickScope, Store, StoredClick } from "../../shared/ports.ts";
 import { runClickSettleContract } from "./clicks-settle.contract.ts";
+import { runClickRankedContract } from "./clicks-ranked.contract.ts";
 import { click, collect, HOUR, linkFor, NO_DIMS, type StoreContext, T0, uid } from "./store-harness.ts";
 
 const EVER = Number.MAX_SAFE_INTEGER;
@@ -158,4 +159,5 @@ export function runClickContract(ctx: StoreContext): void {
   });
 
   runClickSettleContract(ctx);
+  runClickRankedContract(ctx);
 }

@@ -13,6 +13,9 @@ import { EXPORT_PAGE } from "../export-support.ts";
 import type { TransactionSql } from "postgres";
 import { hourStart } from "../link-store-support.ts";
 import type { PostgresConnection } from "./connection.ts";
+import { postgresAccountTotals, RECENT_CELLS, RECENT_HOURS_MAX } from "./account-totals.ts";
+
+const HOUR_MS = 3_600_000;
 
 /** Rows per cursor page of a streamed read (cells and settled rows are small). */
 const READ_PAGE = 2_000;
@@ -141,6 +144,7 @@ export function postgresClicks(c: PostgresConnection): ClickStore {
   }
 
   return {
+    ...postgresAccountTotals(c),
     /**
      * One transaction of two statements. The first reads the settle state FOR SHARE (so a concurrent settleDays,
      * FOR UPDATE, either counts these cells or is seen by them), writes the log rows (a batch written before, a
@@ -183,6 +187,11 @@ export function postgresClicks(c: PostgresConnection): ClickStore {
     },
 
     async *readCells(scope: ClickScope, fromHour: number, toHour: number): AsyncIterable<ClickCell> {
+      // An account's hours not settled yet: by hour (BRIN), not a primary-key probe per link of the account.
+      if ("accountId" in scope && toHour - fromHour <= RECENT_HOURS_MAX * HOUR_MS && fromHour >= (await settleState()).hours) {
+        for await (const r of scopedCursor<Parameters<typeof toClickCell>[0]>(scope, RECENT_CELLS, [scope.accountId, fromHour, toHour])) yield toClickCell(r);
+        return;
+      }
       // Not summed per key in SQL: a busy link's filtered 90 days would be a hash aggregate of millions of cells,
       // and the engine adds its rows up anyway (measured on 340,000 cells: 28 ms as a plain read, 50 ms grouped).
       const text = scopedRead(scope, (link) => `SELECT * FROM ${allCells(`t.link_id = ${link} AND t.hour >= $2 AND t.hour < $3`)} c`);

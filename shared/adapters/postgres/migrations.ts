@@ -4,6 +4,7 @@
  * each step exactly once: the second waits, then finds nothing left to do. Never edit a shipped
  * migration: append a new one.
  */
+import { ACCOUNT_TOTALS_POSTGRES } from "./migration-account-totals.ts";
 import type { Sql } from "postgres";
 import { IMPORT_JOBS_POSTGRES } from "./imports.ts";
 import { ANALYTICS_STORAGE_POSTGRES, CELL_KEYS_BYTEWISE_POSTGRES, SETTLED_WEEKS_MONTHS_POSTGRES } from "./migration-analytics.ts";
@@ -349,6 +350,7 @@ CREATE INDEX links_account_folder_lower ON links(account_id, lower(folder), crea
   { version: 24, name: "the audit log: who did what and when in a workspace (issue #24)", sql: AUDIT_POSTGRES },
   { version: 25, name: "analytics: rollup cells appended as one set per link, hour and transaction (issue #20)", sql: CELL_SETS_POSTGRES },
   { version: 27, name: "a workspace's default domain, by hostname (issue #24)", sql: WORKSPACE_DEFAULT_DOMAIN_DDL },
+  { version: 28, name: "analytics: account totals per day and link totals per day and month ranked by clicks (issue #20)", sql: ACCOUNT_TOTALS_POSTGRES },
 ];
 
 /**

@@ -12,6 +12,9 @@ import {
 } from "../click-log.ts";
 import { hourStart } from "../link-store-support.ts";
 import { CLICK_CHUNK, type SqliteConnection } from "./connection.ts";
+import { noteRecentCells, pruneRecentCells, RECENT_CELLS, RECENT_HOURS_MAX, sqliteAccountTotals } from "./account-totals.ts";
+
+const HOUR_MS = 3_600_000;
 
 const INSERT_LOG = `INSERT INTO click_log (batch_id, first_ts, last_ts, clicks, data) VALUES (?, ?, ?, ?, ?)
   ON CONFLICT (batch_id) DO NOTHING`;
@@ -59,6 +62,7 @@ export function settleLate(c: SqliteConnection, cells: CellSum[]): void {
   const state = settleStateOf(c);
   const late = cells.filter((x) => x.hour < state.hours);
   if (late.length > 0) addSettled(c, late, state.days);
+  noteRecentCells(c, cells, state.hours);
 }
 
 /**
@@ -95,6 +99,7 @@ export function sqliteClicks(c: SqliteConnection): ClickStore {
   };
 
   return {
+    ...sqliteAccountTotals(c),
     async recordClicks(clicks: StoredClick[]): Promise<void> {
       if (clicks.length === 0) return;
       c.db
@@ -121,6 +126,13 @@ export function sqliteClicks(c: SqliteConnection): ClickStore {
     },
 
     async *readCells(scope: ClickScope, fromHour: number, toHour: number): AsyncIterable<ClickCell> {
+      // An account's hours not settled yet: only its links noted as having cells then (account-totals.ts).
+      if ("accountId" in scope && fromHour >= settleStateOf(c).hours && toHour - fromHour <= RECENT_HOURS_MAX * HOUR_MS) {
+        for (let h = fromHour - (fromHour % HOUR_MS); h < toHour; h += HOUR_MS) {
+          for (const r of iterate<Parameters<typeof toClickCell>[0]>(c, RECENT_CELLS, [h, scope.accountId])) yield toClickCell(r);
+        }
+        return;
+      }
       const s = scopeSql(scope, "click_cells");
       const sql = `SELECT t.link_id, t.hour, t.dims, t.bot, t.clicks, t.visitors FROM ${s.from}
         WHERE ${s.where} AND t.hour >= ? AND t.hour < ?`;
@@ -162,6 +174,7 @@ export function sqliteClicks(c: SqliteConnection): ClickStore {
           }
           eachLinksCells(c, Math.max(dayStart(first), hours), to, (cells) => addSettled(c, cells));
           c.st(`UPDATE click_settle_state SET settled_before = ? WHERE id = 1`).run(to);
+          pruneRecentCells(c, Math.max(to, hours));
           return to;
         })
         .immediate();
@@ -176,6 +189,7 @@ export function sqliteClicks(c: SqliteConnection): ClickStore {
           if (days === 0 || to <= hours) return hours;
           eachLinksCells(c, hours, to, (cells) => addSettled(c, cells, -Infinity));
           c.st(`UPDATE click_settle_state SET hours_before = ? WHERE id = 1`).run(to);
+          pruneRecentCells(c, to);
           return to;
         })
         .immediate();

@@ -5,6 +5,7 @@
  * append a new one.
  */
 import type { Database } from "bun:sqlite";
+import { ACCOUNT_TOTALS_SQLITE } from "./migration-account-totals.ts";
 import { ANALYTICS_STORAGE_SQLITE, SETTLED_WEEKS_MONTHS_SQLITE } from "./migration-analytics.ts";
 import { VISITOR_LEDGER_SQLITE } from "./migration-visitors.ts";
 import { IMPORT_JOBS_SQLITE } from "./imports.ts";
@@ -291,6 +292,7 @@ CREATE INDEX links_account_folder_lower ON links(account_id, lower(folder), crea
   },
   { version: 22, name: "the audit log: who did what and when in a workspace (issue #24)", sql: AUDIT_SQLITE },
   { version: 25, name: "a workspace's default domain, by hostname (issue #24)", sql: WORKSPACE_DEFAULT_DOMAIN_DDL },
+  { version: 26, name: "analytics: account totals per day and link totals per day and month ranked by clicks, links with recent cells (issue #20)", sql: ACCOUNT_TOTALS_SQLITE },
 ];
 
 /** Applies every migration not yet recorded; a no-op when the schema is current. */

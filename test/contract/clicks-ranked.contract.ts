@@ -1,0 +1,111 @@
+/**
+ * Store contract, clicks role: account totals and ranked link totals (readAccountTotals, readRankedLinks,
+ * sumLinkTotals) and an account's cells of the hours not settled yet (readCells). They are derived from the
+ * settled `via` rows, so each check compares them with those rows as readSettled answers them, after settling,
+ * settling hours, a late click and a link's deletion. Runs after the settle contract (one settle state per
+ * database): its days come after that contract's.
+ */
+import { beforeAll, describe, expect, test } from "bun:test";
+import { grainStart, type RankGrain, type Store } from "../../shared/ports.ts";
+import { click, collect, HOUR, linkFor, type StoreContext, T0 } from "./store-harness.ts";
+
+const DAY = 24 * HOUR;
+/** The first day these tests use: after every day of the settle contract. */
+const D0 = Math.floor(T0 / DAY) * DAY + 480 * DAY;
+
+type Sums = Map<string, [number, number]>;
+const bump = (m: Sums, key: string, clicks: number, visitors: number) => {
+  const [c, v] = m.get(key) ?? [0, 0];
+  m.set(key, [c + clicks, v + visitors]);
+};
+const sorted = (m: Sums) => [...m].filter(([, [c, v]]) => c !== 0 || v !== 0).sort(([a], [b]) => (a < b ? -1 : 1));
+
+export function runClickRankedContract(ctx: StoreContext): void {
+  let store: Store;
+  beforeAll(() => {
+    store = ctx.store;
+  });
+
+  /** Checks the account's totals and ranked lists in [from, to) against its links' settled via rows. */
+  async function expectConsistent(accountId: string, from: number, to: number) {
+    const perDay: Sums = new Map();
+    const links = new Map<string, Sums>();
+    for (const grain of ["day", "month"] as const) {
+      const perLink: Sums = new Map();
+      for await (const r of store.readSettled({ accountId }, "via", grain === "day" ? from : grainStart("month", from), to, grain)) {
+        if (grain === "day") bump(perDay, `${r.bucket}|${r.bot}`, r.clicks, r.visitors);
+        bump(perLink, `${r.bucket}|${r.bot}|${r.linkId}`, r.clicks, r.visitors);
+      }
+      links.set(grain, perLink);
+    }
+    const accountRows: Sums = new Map();
+    for await (const r of store.readAccountTotals(accountId, from, to)) bump(accountRows, `${r.bucket}|${r.bot}`, r.clicks, r.visitors);
+    expect(sorted(accountRows)).toEqual(sorted(perDay));
+
+    for (const [grain, perLink] of links as Map<RankGrain, Sums>) {
+      const lists = new Set([...perLink.keys()].map((k) => k.split("|").slice(0, 2).join("|")));
+      for (const list of lists) {
+        const [bucket, bot] = list.split("|");
+        const ranked = await store.readRankedLinks(accountId, grain, Number(bucket), bot === "true", 0, 1_000);
+        // Best first; ties in any one order, the same on every page.
+        expect(ranked.map((r) => r.clicks)).toEqual(ranked.map((r) => r.clicks).sort((a, b) => b - a));
+        const want = sorted(new Map([...perLink].filter(([k]) => k.startsWith(`${list}|`)).map(([k, v]) => [k.split("|")[2]!, v])));
+        expect(sorted(new Map(ranked.map((r) => [r.linkId, [r.clicks, r.visitors]])))).toEqual(want);
+        const paged = [...(await store.readRankedLinks(accountId, grain, Number(bucket), bot === "true", 0, 1)), ...(await store.readRankedLinks(accountId, grain, Number(bucket), bot === "true", 1, 1_000))];
+        expect(paged).toEqual(ranked);
+      }
+    }
+  }
+
+  describe("clicks: account totals and ranked link totals", () => {
+    test("follow settled days, settled hours, late clicks and deleted links; another account's links are not in them", async () => {
+      const day = D0;
+      const accountId = await ctx.newAccount();
+      const [l1, l2, l3] = [linkFor(accountId), linkFor(accountId), linkFor(accountId)];
+      const other = linkFor(await ctx.newAccount());
+      await ctx.insertOk([l1, l2, l3, other]);
+      const n = (linkId: string, ts: number, count: number, over: Parameters<typeof click>[1] = {}) =>
+        Array.from({ length: count }, (_, i) => click(linkId, { ts: ts + i, firstVisit: i === 0, ...over }));
+      await store.recordClicks([
+        ...n(l1.id, day + HOUR, 4), ...n(l1.id, day + 2 * HOUR, 1, { bot: true }), ...n(l1.id, day + DAY + HOUR, 2),
+        ...n(l2.id, day + 3 * HOUR, 3), ...n(l2.id, day + DAY + 5 * HOUR, 4, { dims: { via: "qr" } }),
+        ...n(l3.id, day + DAY + 7 * HOUR, 1), ...n(other.id, day + HOUR, 10),
+      ]);
+      await store.settleDays(day + 2 * DAY);
+      await expectConsistent(accountId, day, day + 2 * DAY);
+      const dayRanked = await store.readRankedLinks(accountId, "day", day, false, 0, 10);
+      expect(dayRanked.map((r) => [r.linkId, r.clicks, r.visitors])).toEqual([[l1.id, 4, 1], [l2.id, 3, 1]]);
+      expect(await store.readRankedLinks(accountId, "day", day, true, 0, 10)).toEqual([{ linkId: l1.id, clicks: 1, visitors: 1 }]);
+      const sums = async (bots: boolean[]) =>
+        new Map((await store.sumLinkTotals(accountId, [l1.id, l2.id, l3.id, other.id], [{ grain: "day", from: day, to: day + 2 * DAY }], bots)).map((r) => [r.linkId, r.clicks]));
+      expect(await sums([false])).toEqual(new Map([[l1.id, 6], [l2.id, 7], [l3.id, 1]]));
+      expect(await sums([false, true])).toEqual(new Map([[l1.id, 7], [l2.id, 7], [l3.id, 1]]));
+      expect(await sums([true])).toEqual(new Map([[l1.id, 1]]));
+      // Months: a day's clicks in its month's list, summed with a month run.
+      const month = grainStart("month", day);
+      const monthSums = await store.sumLinkTotals(accountId, [l2.id], [{ grain: "month", from: month, to: month + 1 }], [false]);
+      expect(monthSums[0]!.clicks).toBe(grainStart("month", day + DAY) === month ? 7 : 3);
+
+      // Hours of the next day settled by settleHours are in that day's totals; cells after them are read by hour.
+      await store.recordClicks([...n(l3.id, day + 2 * DAY + HOUR, 2), ...n(l2.id, day + 2 * DAY + 6 * HOUR, 1), ...n(other.id, day + 2 * DAY + 6 * HOUR, 1)]);
+      expect(await store.settleHours(day + 2 * DAY + 5 * HOUR)).toBe(day + 2 * DAY + 5 * HOUR);
+      await expectConsistent(accountId, day, day + 3 * DAY);
+      expect(await store.readRankedLinks(accountId, "day", day + 2 * DAY, false, 0, 10)).toEqual([{ linkId: l3.id, clicks: 2, visitors: 1 }]);
+      const recent = await collect(store.readCells({ accountId }, day + 2 * DAY + 5 * HOUR, day + 3 * DAY));
+      expect(recent.map((c) => [c.linkId, c.hour, c.clicks])).toEqual([[l2.id, day + 2 * DAY + 6 * HOUR, 1]]);
+
+      // A late click into a settled day, and one into a settled hour.
+      await store.recordClicks([...n(l3.id, day + 3 * HOUR, 5, { batch: "late-1" }), ...n(l1.id, day + 2 * DAY + 2 * HOUR, 1, { batch: "late-2" })]);
+      await expectConsistent(accountId, day, day + 3 * DAY);
+      expect((await store.readRankedLinks(accountId, "day", day, false, 0, 1))[0]).toEqual({ linkId: l3.id, clicks: 5, visitors: 1 });
+
+      // A deleted link leaves its account's totals and every list.
+      await store.deleteLink(l3.id);
+      await expectConsistent(accountId, day, day + 3 * DAY);
+      let accountClicks = 0;
+      for await (const r of store.readAccountTotals(accountId, day, day + 3 * DAY)) accountClicks += r.clicks;
+      expect(accountClicks).toBe(8 + 7); // l1: 4 + 1 bot + 2 + 1 late; l2: 3 + 4 (its click of hour 6 is not settled)
+      expect((await sums([false, true])).has(l3.id)).toBe(false);
+    });
+  });
+}
