@@ -27,6 +27,9 @@ export class SqliteConnection {
     this.db.run("PRAGMA synchronous = NORMAL");
     this.db.run("PRAGMA foreign_keys = ON");
     this.db.run(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
+    // 32 MiB of pages per connection, not SQLite's 2 MiB: an account's stats probe its active links' cells and
+    // totals, a page each, and past 2 MiB each read fetched them again from the OS (docs/adr/0013).
+    this.db.run("PRAGMA cache_size = -32768");
   }
 
   /** The statement for `sql`, prepared on first use (tables exist only after migrate()). */
