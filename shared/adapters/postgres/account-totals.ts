@@ -10,8 +10,14 @@ import type { PostgresConnection } from "./connection.ts";
 /** How many hours an account's read of unsettled hours reads by hour; a longer range reads link by link. */
 export const RECENT_HOURS_MAX = 48;
 
-/** An account's cells in hours [$2, $3), found by hour (BRIN) and kept by their link's account ($1). */
-export const RECENT_CELLS = `SELECT * FROM ${allCells("t.hour >= $2 AND t.hour < $3 AND l.account_id = $1", "JOIN links l ON l.id = t.link_id")} c`;
+/**
+ * An account's cells in hours [$2, $3): every cell of those hours, found by hour (BRIN; materialized, so the planner
+ * does not walk the cells' primary key instead), kept by their link's account ($1) with a primary-key probe of links
+ * each (in links' collation, so its index serves). Joined instead, the planner hashed every link of the account
+ * (10,000 links: 9 ms of a 21 ms read).
+ */
+export const RECENT_CELLS = `WITH hour_cells AS MATERIALIZED (SELECT * FROM ${allCells("t.hour >= $2 AND t.hour < $3")} u)
+  SELECT h.* FROM hour_cells h WHERE (SELECT l.account_id FROM links l WHERE l.id = h.link_id COLLATE "default") = $1`;
 
 type Row = { linkId: string; clicks: unknown; visitors: unknown };
 const toLinkTotal = (r: Row): LinkTotal => ({ linkId: r.linkId, clicks: Number(r.clicks), visitors: Number(r.visitors) });
@@ -34,13 +40,14 @@ export function postgresAccountTotals(c: PostgresConnection): Pick<ClickStore, "
 
     async sumLinkTotals(accountId: string, linkIds: string[], runs: RankRun[], bots: boolean[]): Promise<LinkTotal[]> {
       if (linkIds.length === 0 || runs.length === 0 || bots.length === 0) return [];
-      const within = runs.map((r) => `(t.grain = '${r.grain === "day" ? "day" : "month"}' AND t.bucket >= ${Number(r.from)} AND t.bucket < ${Number(r.to)})`).join(" OR ");
-      const botSql = bots.length === 2 ? "" : ` AND t.bot = ${bots[0] ? "true" : "false"}`;
+      // One primary-key range per link and run (link, grain, bucket from..to).
       const rows = await c.run(() => c.sql.unsafe<Row[]>(
         `SELECT t.link_id AS "linkId", sum(t.clicks) AS clicks, sum(t.visitors) AS visitors
-         FROM unnest(string_to_array($1::text, chr(1))) AS i(id) JOIN click_link_totals t ON t.link_id = i.id
-         WHERE t.account_id = $2${botSql} AND (${within}) GROUP BY t.link_id`,
-        [linkIds.join("\u0001"), accountId],
+         FROM unnest(string_to_array($1::text, chr(1))) AS i(id)
+         CROSS JOIN unnest(string_to_array($3::text, ','), string_to_array($4::text, ',')::bigint[], string_to_array($5::text, ',')::bigint[]) AS r(grain, b0, b1)
+         JOIN click_link_totals t ON t.link_id = i.id AND t.grain = r.grain AND t.bucket >= r.b0 AND t.bucket < r.b1
+         WHERE t.account_id = $2 AND t.bot = ANY(string_to_array($6::text, ',')::boolean[]) GROUP BY t.link_id`,
+        [linkIds.join("\u0001"), accountId, runs.map((r) => r.grain).join(","), runs.map((r) => r.from).join(","), runs.map((r) => r.to).join(","), bots.join(",")],
       ));
       return rows.map(toLinkTotal);
     },
