@@ -37,7 +37,9 @@ const FIRST_PAGE_EXTRA = 20;
  * the settled buckets of the range, `cells` the links' counts from cells (the range's edges not settled), `bots`
  * the bot flags counted. Links with no clicks in the range are never among them.
  */
-export async function topLinkTotals(reads: RankedReads, runs: RankRun[], bots: boolean[], cells: Map<string | null, Counts>, limit: number): Promise<Map<string, Counts>> {
+export async function topLinkTotals(
+  reads: RankedReads, runs: RankRun[], bots: boolean[], cells: Map<string | null, Counts>, limit: number, firstPage = limit + FIRST_PAGE_EXTRA,
+): Promise<Map<string, Counts>> {
   const lists: List[] = [];
   for (const run of runs) {
     for (let b = run.from; b < run.to; b = grainNext(run.grain, b)) {
@@ -47,7 +49,7 @@ export async function topLinkTotals(reads: RankedReads, runs: RankRun[], bots: b
   const byCells = [...cells].filter(([id, c]) => id !== null && c.clicks > 0).sort(([, a], [, b]) => b.clicks - a.clicks) as [string, Counts][];
   let cellsRead = 0;
   const exact = new Map<string, Counts>();
-  let page = limit + FIRST_PAGE_EXTRA;
+  let page = firstPage;
   for (;;) {
     const met = new Set<string>();
     const pages = await Promise.all(lists.map(async (l) => (l.done ? [] : await reads.rankedLinks(l.grain, l.bucket, l.bot, l.read, page))));

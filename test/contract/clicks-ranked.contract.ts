@@ -58,7 +58,7 @@ export function runClickRankedContract(ctx: StoreContext): void {
   }
 
   describe("clicks: account totals and ranked link totals", () => {
-    test("follow settled days, settled hours, late clicks and deleted links; another account's links are not in them", async () => {
+    test("follow settled days, settled hours, late clicks, imported cells and deleted links; another account's links are not in them", async () => {
       const day = D0;
       const accountId = await ctx.newAccount();
       const [l1, l2, l3] = [linkFor(accountId), linkFor(accountId), linkFor(accountId)];
@@ -99,12 +99,18 @@ export function runClickRankedContract(ctx: StoreContext): void {
       await expectConsistent(accountId, day, day + 3 * DAY);
       expect((await store.readRankedLinks(accountId, "day", day, false, 0, 1))[0]).toEqual({ linkId: l3.id, clicks: 5, visitors: 1 });
 
+      // Cells imported into a settled day (an import into a database that settled it) reach them as well.
+      const imported = { linkId: l2.id, hour: day + 4 * HOUR, dims: click(l2.id).dims, bot: false, clicks: 9, visitors: 2 };
+      await store.importRecords([{ type: "cell", data: imported }]);
+      await expectConsistent(accountId, day, day + 3 * DAY);
+      expect((await store.readRankedLinks(accountId, "day", day, false, 0, 1))[0]).toEqual({ linkId: l2.id, clicks: 12, visitors: 3 });
+
       // A deleted link leaves its account's totals and every list.
       await store.deleteLink(l3.id);
       await expectConsistent(accountId, day, day + 3 * DAY);
       let accountClicks = 0;
       for await (const r of store.readAccountTotals(accountId, day, day + 3 * DAY)) accountClicks += r.clicks;
-      expect(accountClicks).toBe(8 + 7); // l1: 4 + 1 bot + 2 + 1 late; l2: 3 + 4 (its click of hour 6 is not settled)
+      expect(accountClicks).toBe(8 + 16); // l1: 4 + 1 bot + 2 + 1 late; l2: 3 + 4 + 9 imported (its click of hour 6 is not settled)
       expect((await sums([false, true])).has(l3.id)).toBe(false);
     });
   });
