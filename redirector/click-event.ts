@@ -20,7 +20,11 @@ export interface ClickRecorder {
   readonly webhooks: WebhookSender;
   /** For the webhook's shortUrl, on the domain the click came in on. */
   readonly base: ShortBase;
-  /** Click ids are this prefix (process and start time) and a sequence number: unique without a random draw. */
+  /**
+   * A click's webhook message id is this prefix (process and start time) and a sequence number: unique without a
+   * random draw. Only clicks with a webhook get one: nothing after the queue reads an event's id (the store keys
+   * clicks by batch), and a string built per click cost the hot path for nothing.
+   */
   readonly idPrefix: string;
   seq: number;
 }
@@ -36,7 +40,7 @@ export function recordClick(c: ClickRecorder, facts: LazyRequestFacts, link: Com
   // A country the rules already resolved is reused; else the trusted header's, else the drain looks it up.
   const known = facts.knownCountry();
   const event: ClickEvent = {
-    id: c.idPrefix + (c.seq++).toString(36),
+    id: link.webhookUrl ? c.idPrefix + (c.seq++).toString(36) : "",
     linkId: link.id,
     ts: now,
     ua: ua.length > MAX_UA ? ua.slice(0, MAX_UA) : ua,

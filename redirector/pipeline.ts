@@ -19,7 +19,7 @@ import * as pages from "./pages.ts";
 import { checkPassword, formTooLargeResponse } from "./password-form.ts";
 import { render, unlockedRedirect, type RenderableOutcome, type RenderContext } from "./render.ts";
 import { requestFacts, type FactsContext, type LazyRequestFacts } from "./request-facts.ts";
-import { slugOf } from "./slug.ts";
+import { authorityEnd, authorityStart, slugEnd } from "./slug.ts";
 
 /** Everything the steps share, built once by createRedirector. */
 export interface Pipeline {
@@ -37,14 +37,24 @@ type UnlockOutcome = Extract<Outcome, { kind: "unlock" }>;
 
 /** One short-address request, from its URL (`req.url`, read once by the caller) to its Response. */
 export function serve(p: Pipeline, req: Request, server: Server<unknown>, url: string): Response | Promise<Response> {
-  const host = p.domains.resolve(hostOf(url)); // the Host header, which Bun builds req.url from
+  // The URL is read once, by index: the authority (the Host header, which Bun builds req.url from) as the request
+  // spells it (the domain table knows each spelling it has served, so no lower-casing per request), then the slug.
+  const from = authorityStart(url);
+  const pathStart = from < 0 ? -1 : authorityEnd(url, from);
+  const authority = from < 0 ? "" : url.slice(from, pathStart);
+  const host = p.domains.resolve(authority.includes("@") ? hostOf(url) : authority);
   if (host === null) return pages.notFoundPage();
-  const slug = slugOf(url);
-  if (slug === null) return host.rootRedirect !== null && isRoot(url) ? domainRedirect(host.rootRedirect) : pages.notFoundPage();
-  const key = linkKey(host.domain, slug);
+  const end = pathStart >= 0 && url.charCodeAt(pathStart) === 47 /* / */ ? slugEnd(url, pathStart) : -1;
+  if (end < 0) return host.rootRedirect !== null && isRoot(url) ? domainRedirect(host.rootRedirect) : pages.notFoundPage();
+  // The cache key is `<domain>/<slug>` (linkKey): when the request spells the domain as stored, that is a slice of
+  // the URL, not a string built per request. With the one-pass authority: about 0.3 µs less a redirect (fresh real
+  // requests, alternated with the code before in one process, median of 12 rounds) of the 1.2 µs that finding the
+  // link cost over the floor's one Map lookup.
+  const key = authority === host.domain ? url.slice(from, end) : linkKey(host.domain, url.slice(pathStart + 1, end));
   const now = p.now();
   const cached = p.cache.peek(key, now);
   if (cached !== undefined) return cached === null && host.notFoundRedirect !== null ? domainRedirect(host.notFoundRedirect) : answer(p, req, server, url, cached, now, host.domain);
+  const slug = url.slice(pathStart + 1, end);
   return p.cache.load(key, host.domain, slug, now).then(
     (link) => (link === null && host.notFoundRedirect !== null ? domainRedirect(host.notFoundRedirect) : answer(p, req, server, url, link, now, host.domain)),
     pages.unavailablePage,

@@ -7,6 +7,7 @@
 
 /** A click as the redirector saw it, before the drain reduces it to a StoredClick. */
 export interface ClickEvent {
+  /** The redirector names only clicks of links with a webhook (their message id); "" otherwise. Queues do not keep it. */
   id: string;
   linkId: string;
   ts: number;
