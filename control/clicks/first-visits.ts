@@ -62,6 +62,7 @@ export class FirstVisits {
         const ask: string[] = [], askAt: number[] = [];
         const asked = new Set<string>();
         let lastIp: string | null | undefined, lastUa: string | undefined, visitor = "";
+        let lastLink: string | undefined, lastVisitor: string | undefined;
         for (const i of at) {
           const e = events[i]!;
           // Hashed per click (a Map of visitors cost about as much as it saved: most differ), except a run of one
@@ -71,7 +72,12 @@ export class FirstVisits {
             lastIp = e.ip;
             lastUa = e.ua;
           }
-          const pair = `${stored[i]!.linkId} ${visitor}`;
+          const linkId = stored[i]!.linkId;
+          // The pair of the click before (a visitor's run on one link) was asked for or seen already.
+          if (linkId === lastLink && visitor === lastVisitor) continue;
+          lastLink = linkId;
+          lastVisitor = visitor;
+          const pair = `${linkId} ${visitor}`;
           if (seen.has(pair) || asked.has(pair)) continue;
           asked.add(pair);
           ask.push(pair);
