@@ -69,7 +69,7 @@ function sendWebhook(c: ClickRecorder, facts: LazyRequestFacts, link: CompiledLi
     linkId: link.id,
     linkVersion: link.updatedAt,
     payload: {
-      event: "link.clicked", slug: link.slug, shortUrl: shortUrlOf(c.base, domain, link.slug), target: link.rawTarget, destination, timestamp: new Date(event.ts).toISOString(),
+      event: "link.clicked", slug: link.slug, domain, shortUrl: shortUrlOf(c.base, domain, link.slug), target: link.rawTarget, destination, timestamp: new Date(event.ts).toISOString(),
       country, device: info.device, browser: info.browser, referrer: event.referrer,
     },
   });

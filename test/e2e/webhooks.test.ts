@@ -15,7 +15,7 @@ const IPHONE = "Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebK
 const DESKTOP = "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36";
 const CRAWLER = "Twitterbot/1.0";
 const PASSWORD = "webhook-link-password";
-const PAYLOAD_KEYS = ["browser", "country", "destination", "device", "event", "referrer", "shortUrl", "slug", "target", "timestamp"];
+const PAYLOAD_KEYS = ["browser", "country", "destination", "device", "domain", "event", "referrer", "shortUrl", "slug", "target", "timestamp"];
 
 interface Delivery {
   path: string;
@@ -120,6 +120,7 @@ describe("payload and signature", () => {
     expect(payload).toEqual({
       event: "link.clicked",
       slug: link.slug,
+      domain: link.domain,
       shortUrl: link.shortUrl,
       target: "https://example.com/land",
       destination: "https://de.example.com/?utm_source=hook",
@@ -131,8 +132,8 @@ describe("payload and signature", () => {
     });
     expect(new Date(payload.timestamp).toISOString()).toBe(payload.timestamp);
     expect(Math.abs(Date.parse(payload.timestamp) - ts * 1000)).toBeLessThan(5_000);
-    // No raw IP address (but the short address's: BASE_URL is 127.0.0.1 here), no password, no API key, no secret.
-    expect(d.body.replace(payload.shortUrl, "")).not.toMatch(/\b\d{1,3}(?:\.\d{1,3}){3}\b/);
+    // No raw IP address (but the short address's and its domain's: BASE_URL is 127.0.0.1 here), no password, no API key, no secret.
+    expect(d.body.replace(payload.shortUrl, "").replace(`"${payload.domain}"`, "")).not.toMatch(/\b\d{1,3}(?:\.\d{1,3}){3}\b/);
     expect(d.body).not.toContain(key);
     expect(d.body).not.toContain(link.webhookSecret);
     let headerText = "";

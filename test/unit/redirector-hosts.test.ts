@@ -85,7 +85,7 @@ describe("in process, by the URL Bun builds from Host", () => {
   test("a click's webhook gives the short address on the domain it came in on", async () => {
     expectRedirect(await at(`https://GO.acme.example:443/${only}`), "https://example.com/only");
     const hook = h.webhooks.findLast((w) => w.url === "https://93.184.216.34/hook");
-    expect(hook?.payload).toMatchObject({ event: "link.clicked", slug: only, shortUrl: `https://${GO}/${only}` });
+    expect(hook?.payload).toMatchObject({ event: "link.clicked", slug: only, domain: GO, shortUrl: `https://${GO}/${only}` });
   });
 });
 

@@ -156,7 +156,7 @@ describe("the click event of a counted redirect", () => {
     expect(hooks).toHaveLength(1);
     expect(hooks[0]!.secret).toStartWith("whsec_");
     expect(hooks[0]!.payload).toEqual({
-      event: "link.clicked", slug, shortUrl: `${BASE_URL}/${slug}`, target: "https://example.com/c", destination: "https://example.com/c", timestamp: new Date(now).toISOString(),
+      event: "link.clicked", slug, domain: h.cp.deps.config.defaultDomain, shortUrl: `${BASE_URL}/${slug}`, target: "https://example.com/c", destination: "https://example.com/c", timestamp: new Date(now).toISOString(),
       country: null, device: "desktop", browser: "Chrome", referrer: "https://news.example.org/item",
     });
   });
