@@ -29,6 +29,8 @@ export function doc(summary: string, o: { body?: TSchema; query?: TObject; ok: [
         [o.ok[0]]: o.ok[0] === 204 ? { description: "No content" } : { description: "OK", content: { [o.okType ?? "application/json"]: { schema: o.ok[1] } } },
         400: problem(o.badRequest ?? "invalid_input, invalid_json or slug_reserved"),
         401: problem("unauthorized"),
+        // Every route checks a scope, and the caller's role in the workspace (control/auth/roles.ts).
+        403: problem("insufficient_scope (the key or token lacks the route's scope) or forbidden_role (the member's role does not allow it)"),
         404: problem("not_found"),
         409: problem("slug_taken"),
         413: problem("payload_too_large"),

@@ -167,6 +167,10 @@ describe("routes, documents and hostile input", () => {
     });
     expect(Object.keys(doc.components.securitySchemes.oauth2.flows.authorizationCode.scopes)).toEqual([...SCOPES]);
     expect(create.security).toEqual([{ bearer: [] }, { oauth2: [] }]);
+    // Every operation names its 403s: a scope the key lacks, a role that does not allow it.
+    for (const [path, ops] of Object.entries(doc.paths as Record<string, Record<string, { responses: Record<string, { description: string }> }>>)) {
+      for (const [method, op] of Object.entries(ops)) expect(op.responses["403"]?.description, `${method} ${path}`).toContain("forbidden_role");
+    }
     expect(JSON.stringify(doc)).not.toContain('"$id"');
   });
 
