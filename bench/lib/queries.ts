@@ -89,6 +89,7 @@ function countingStore(store: Store) {
   const view: Store = Object.create(store, {
     readCells: { value: (...a: Parameters<Store["readCells"]>) => counting("cells", store.readCells(...a)) },
     readSettled: { value: (...a: Parameters<Store["readSettled"]>) => counting("settled", store.readSettled(...a)) },
+    readSettledSums: { value: (...a: Parameters<Store["readSettledSums"]>) => counting("settled", store.readSettledSums(...a)) },
   });
   return {
     store: view,

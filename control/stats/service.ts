@@ -56,7 +56,9 @@ async function readsOf(deps: Deps, scope: ClickScope, links?: AnalyticsReads["li
 export async function getLinkAnalytics(deps: Deps, caller: Caller, slug: string, rawQuery: RawQuery, domain?: unknown): Promise<Analytics> {
   const link = await findOwnLink(deps, caller, slug, domain);
   const query = parseStatsQuery(rawQuery, deps.now(), "link");
-  return { slug: link.slug, ...(await answer(query, await readsOf(deps, { linkId: link.id }))) };
+  const reads = await readsOf(deps, { linkId: link.id });
+  reads.settledSums = (dimension, runs) => deps.store.readSettledSums(link.id, dimension, runs);
+  return { slug: link.slug, ...(await answer(query, reads)) };
 }
 
 export async function getAccountAnalytics(deps: Deps, caller: Caller, rawQuery: RawQuery): Promise<Analytics> {

@@ -133,6 +133,12 @@ export interface ClickStore {
    * dimension's rows of `grain` (day unless given).
    */
   readSettled(scope: ClickScope, dimension: Dimension | null, from: number, to: number, grain?: SettledGrain): AsyncIterable<SettledTotal>;
+  /**
+   * The link's settled totals of `dimension` summed per value and bot flag over `runs` (buckets of a grain with
+   * starts in [from, to); SettledGrain rows of the dimension), streamed: one row per value, not one per bucket and
+   * value, for a breakdown over many buckets. `bucket` is the first run's start.
+   */
+  readSettledSums(linkId: string, dimension: Dimension, runs: { grain: SettledGrain; from: number; to: number }[]): AsyncIterable<SettledTotal>;
   /** The start of the first UTC day not settled yet (0 before anything is settled). */
   settledBefore(): Promise<number>;
   /**

@@ -1,6 +1,6 @@
 /**
  * Store contract, clicks role: account totals and ranked link totals (readAccountTotals, readRankedLinks,
- * sumLinkTotals) and an account's cells of the hours not settled yet (readCells). They are derived from the
+ * sumLinkTotals), a link's settled totals summed per value over buckets (readSettledSums) and an account's cells of the hours not settled yet (readCells). They are derived from the
  * settled `via` rows, so each check compares them with those rows as readSettled answers them, after settling,
  * settling hours, a late click and a link's deletion. Runs after the settle contract (one settle state per
  * database): its days come after that contract's.
@@ -85,6 +85,21 @@ export function runClickRankedContract(ctx: StoreContext): void {
       const month = grainStart("month", day);
       const monthSums = await store.sumLinkTotals(accountId, [l2.id], [{ grain: "month", from: month, to: month + 1 }], [false]);
       expect(monthSums[0]!.clicks).toBe(grainStart("month", day + DAY) === month ? 7 : 3);
+
+      // A dimension's rows summed per value over runs of buckets (readSettledSums) equal the rows read bucket by bucket.
+      const runs = [{ grain: "day" as const, from: day, to: day + DAY }, { grain: "month" as const, from: grainStart("month", day + DAY), to: grainStart("month", day + DAY) + 1 }];
+      for (const link of [l1, l2]) {
+        const want: Sums = new Map();
+        for (const r of runs) for await (const t of store.readSettled({ linkId: link.id }, "via", r.from, r.to, r.grain)) bump(want, `${t.value}|${t.bot}`, t.clicks, t.visitors);
+        const got: Sums = new Map();
+        for await (const t of store.readSettledSums(link.id, "via", runs)) {
+          expect([t.linkId, t.dimension, t.bucket]).toEqual([link.id, "via", day]);
+          expect(got.has(`${t.value}|${t.bot}`)).toBe(false);
+          bump(got, `${t.value}|${t.bot}`, t.clicks, t.visitors);
+        }
+        expect(sorted(got)).toEqual(sorted(want));
+      }
+      expect(await collect(store.readSettledSums(l1.id, "via", []))).toEqual([]);
 
       // Hours of the next day settled by settleHours are in that day's totals; cells after them are read by hour.
       await store.recordClicks([...n(l3.id, day + 2 * DAY + HOUR, 2), ...n(l2.id, day + 2 * DAY + 6 * HOUR, 1), ...n(other.id, day + 2 * DAY + 6 * HOUR, 1)]);

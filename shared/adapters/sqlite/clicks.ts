@@ -147,6 +147,16 @@ export function sqliteClicks(c: SqliteConnection): ClickStore {
       for (const r of iterate<Parameters<typeof toSettledTotal>[0]>(c, sql, args)) yield toSettledTotal(r);
     },
 
+    async *readSettledSums(linkId: string, dimension: Dimension, runs: { grain: SettledGrain; from: number; to: number }[]): AsyncIterable<SettledTotal> {
+      if (runs.length === 0) return;
+      // A primary-key range per run (UNION ALL: an OR of ranges may not be planned as ranges), summed per value.
+      const parts = runs.map(() => `SELECT value, bot, clicks, visitors FROM click_settled WHERE link_id = ? AND dimension = ? AND bucket >= ? AND bucket < ?`);
+      const sql = `SELECT ? AS link_id, ? AS dimension, ? AS bucket, value, bot, sum(clicks) AS clicks, sum(visitors) AS visitors
+        FROM (${parts.join(" UNION ALL ")}) GROUP BY value, bot`;
+      const args = [linkId, dimension, runs[0]!.from, ...runs.flatMap((r) => [linkId, settledKey(dimension, r.grain), r.from, r.to])];
+      for (const r of iterate<Parameters<typeof toSettledTotal>[0]>(c, sql, args)) yield toSettledTotal(r);
+    },
+
     async settledBefore(): Promise<number> {
       return settleStateOf(c).days;
     },
