@@ -17,13 +17,18 @@
  *
  *   npm run bench:consumer                                   both, 200,000 and 500,000 clicks (≤ 60 s on 2 cores)
  *   npm run bench:consumer -- --only zipf --clicks 1000000   one kind, more clicks
- *   options: --spread-links N, --zipf-links N, --clicks N (both kinds), --only spread|zipf
+ *   options: --spread-links N, --zipf-links N, --clicks N (both kinds), --only spread|zipf, --no-floor
+ *
+ * After each kind, the ingestion floor drains the same clicks (bench/lib/ingestion-floor.ts, docs/adr/0014): the
+ * least work the issue's requirements impose, with none of clink's code; clink's figure is stated against it.
  *
  * Needs DATABASE_URL and REDIS_URL (defaults: the local test database and Redis). Works in its own schema and
  * key prefix, both removed at the end. Postgres's background writers (WAL writer, checkpointer) are not counted.
  */
 import { parseArgs } from "node:util";
 import { measureIngestion, type ConsumerFigure, type Traffic } from "./lib/ingestion.ts";
+import { measureFloor, type FloorFigure } from "./lib/ingestion-floor.ts";
+import { againstFloor } from "./cases/ingestion.ts";
 import { placedAddresses } from "./lib/traffic.ts";
 
 const { values } = parseArgs({
@@ -32,6 +37,7 @@ const { values } = parseArgs({
     "zipf-links": { type: "string" },
     clicks: { type: "string" },
     only: { type: "string" },
+    "no-floor": { type: "boolean" },
   },
 });
 const services = {
@@ -49,6 +55,18 @@ const line = (f: ConsumerFigure) =>
   `       consumer's share: conversion and hashing ${f.consumerSplit.convert.toFixed(2)} µs, store calls ${f.consumerSplit.store.toFixed(2)} µs, ` +
   `ledger calls ${f.consumerSplit.ledger.toFixed(2)} µs, stream reads and acks ${f.consumerSplit.queue.toFixed(2)} µs`;
 
+const floorLine = (c: ConsumerFigure, f: FloorFigure) =>
+  `       floor  ${f.clicks} clicks in ${f.seconds.toFixed(1)} s; CPU per click: consumer ${f.consumer.toFixed(2)} µs, Postgres ${f.postgres.toFixed(2)} µs, ` +
+  `Redis ${f.redis.toFixed(2)} µs = ${f.total.toFixed(2)} µs\n` +
+  `       floor consumer's share: stream reads, parse and acks ${f.split.queue.toFixed(2)} µs, dimensions, cells and visitor hashing ${f.split.convert.toFixed(2)} µs, ` +
+  `ledger calls ${f.split.ledger.toFixed(2)} µs, statements ${f.split.store.toFixed(2)} µs\n` +
+  `       ${againstFloor(c, f)} Consumer ${(c.consumer / f.consumer).toFixed(1)}×, Postgres ${(c.postgres / f.postgres).toFixed(1)}×, Redis ${(c.redis / f.redis).toFixed(1)}× the floor's.`;
+
 const { addresses, countries } = await placedAddresses(3_000);
 console.log(`traffic: ${addresses.length} addresses in ${countries} countries; realistic User-Agents, referrers, QR share, A/B and rules (bench/lib/traffic.ts)`);
-for (const t of TRAFFIC) if (!values.only || values.only === t.name) console.log(line(await measureIngestion(t, addresses, services)));
+for (const t of TRAFFIC) {
+  if (values.only && values.only !== t.name) continue;
+  const clink = await measureIngestion(t, addresses, services);
+  console.log(line(clink));
+  if (!values["no-floor"]) console.log(floorLine(clink, await measureFloor(t, addresses, services)));
+}

@@ -15,18 +15,18 @@ import { loadConfig } from "../../shared/config.ts";
 import { openStorage } from "../../shared/adapters/open.ts";
 import { openGeoLookups } from "../../shared/facts/geo.ts";
 import { newLinkRecord } from "../../shared/link.ts";
-import type { ClickEvent } from "../../shared/ports.ts";
+import type { ClickEvent, ClickIntake } from "../../shared/ports.ts";
 import { processCpuSeconds } from "./procfs.ts";
 import { deleteKeys, servicePids } from "./services.ts";
 import { clickMaker, zipfSampler } from "./traffic.ts";
 
-const PER_ENTRY = 1_024; // the redirector's batch (redirector/click-buffer.ts)
+export const PER_ENTRY = 1_024; // the redirector's batch (redirector/click-buffer.ts)
 /**
  * Clicks drained before the measured run: two full consumer reads (CONSUMER_POLICY.batchSize), so the JIT has
  * compiled the drain's hot functions. A consumer runs for days; what it spends compiling is paid once, in its first
  * seconds (4 entries of warm-up left about 2 µs per click of JIT work in a 200,000-click figure, 0.9 µs at 800,000).
  */
-const WARM_CLICKS = 80 * PER_ENTRY;
+export const WARM_CLICKS = 80 * PER_ENTRY;
 
 export type TrafficKind = "spread" | "zipf";
 
@@ -34,6 +34,8 @@ export interface Traffic {
   name: TrafficKind;
   links: number;
   clicks: number;
+  /** Clicks drained before the measured run (default WARM_CLICKS; the smoke run takes a few entries). */
+  warmClicks?: number;
 }
 
 /** Issue #20's targets: total CPU per click (consumer + Postgres + Redis), µs. */
@@ -75,6 +77,59 @@ function timed<K extends string, A extends unknown[], R>(into: Record<K, number>
   };
 }
 
+/** The bench's link ids: `bench00000000` on. */
+export const benchLinkIds = (n: number): string[] => Array.from({ length: n }, (_, i) => `bench${String(i).padStart(8, "0")}`);
+
+/**
+ * Queues clicks `from` to `to` of the run as the redirector queues them, PER_ENTRY to a stream entry (clink's
+ * ClickQueue.enqueueClicks: the same entries for clink and the ingestion floor, bench/lib/ingestion-floor.ts).
+ * The same seed and start time for every queuer of the same traffic, so both drain the same clicks.
+ */
+export function trafficQueuer(t: Traffic, ids: string[], addresses: string[], queue: Pick<ClickIntake, "enqueueClicks">): (from: number, to: number) => Promise<void> {
+  const make = clickMaker({ linkIds: ids, pickLink: picker(t), addresses });
+  const t0 = Date.now();
+  return async (from, to) => {
+    for (let n = from; n < to; n += PER_ENTRY) {
+      const events: ClickEvent[] = [];
+      for (let i = n; i < Math.min(to, n + PER_ENTRY); i++) events.push(make(i, t0 + Math.floor(i / 16)));
+      await queue.enqueueClicks(events);
+    }
+  };
+}
+
+/** What one measured drain cost, per click (µs): the draining process, the Postgres backends serving it, Redis. */
+export interface DrainCost {
+  clicks: number;
+  consumer: number;
+  postgres: number;
+  redis: number;
+  total: number;
+  seconds: number;
+}
+
+/**
+ * Runs `drainOnce` until it reads nothing and reads the CPU it cost: this process's (process.cpuUsage), the
+ * Postgres backends serving this process's connections and Redis (/proc). Checks that `t.clicks` were drained.
+ */
+export async function measureDrain(t: Traffic, redis: Redis, admin: postgres.Sql, drainOnce: () => Promise<number>): Promise<DrainCost> {
+  // Listed before and after: a pool may open a backend during the run, whose CPU then all counts.
+  const listPids = servicePids(redis, admin, true);
+  const cpuByPid = async () => new Map((await listPids()).map((p) => [p.pid, { name: p.name, us: (processCpuSeconds(p.pid) ?? 0) * 1e6 }]));
+  const before = await cpuByPid();
+  const own = process.cpuUsage();
+  const started = performance.now();
+  let written = 0;
+  for (let n = await drainOnce(); n > 0; n = await drainOnce()) written += n;
+  const seconds = (performance.now() - started) / 1000;
+  const mine = process.cpuUsage(own);
+  const after = await cpuByPid();
+  const used = (name: string) => [...after].reduce((sum, [pid, p]) => sum + (p.name === name ? p.us - (before.get(pid)?.us ?? 0) : 0), 0);
+  if (written !== t.clicks) throw new Error(`${t.name}: drained ${written} clicks of ${t.clicks}`);
+  const per = (us: number) => us / written;
+  const consumer = per(mine.user + mine.system), pg = per(used("Postgres")), rd = per(used("Redis"));
+  return { clicks: written, consumer, postgres: pg, redis: rd, total: consumer + pg + rd, seconds };
+}
+
 /** Queues `t.clicks` realistic clicks, drains them into a fresh schema and reports the CPU each click cost. */
 export async function measureIngestion(t: Traffic, addresses: string[], services: { databaseUrl: string; redisUrl: string }): Promise<ConsumerFigure> {
   const { databaseUrl, redisUrl } = services;
@@ -88,20 +143,12 @@ export async function measureIngestion(t: Traffic, addresses: string[], services
   try {
     await store.migrate();
     await store.createAccount({ id: "bench", email: "bench@example.com", passwordHash: "x", createdAt: 0 });
-    const ids = Array.from({ length: t.links }, (_, i) => `bench${String(i).padStart(8, "0")}`);
+    const ids = benchLinkIds(t.links);
     const domain = config.defaultDomain;
     for (let i = 0; i < ids.length; i += 1_000) {
       await store.insertLinks(ids.slice(i, i + 1_000).map((id) => newLinkRecord({ id, accountId: "bench", domain, slug: id, target: "https://example.com/", createdAt: 0 })));
     }
-    const make = clickMaker({ linkIds: ids, pickLink: picker(t), addresses });
-    const t0 = Date.now();
-    const enqueue = async (from: number, to: number) => {
-      for (let n = from; n < to; n += PER_ENTRY) {
-        const events: ClickEvent[] = [];
-        for (let i = n; i < Math.min(to, n + PER_ENTRY); i++) events.push(make(i, t0 + Math.floor(i / 16)));
-        await hot.enqueueClicks(events);
-      }
-    };
+    const enqueue = trafficQueuer(t, ids, addresses, hot);
     const geo = await openGeoLookups();
     // The consumer's CPU split by where it goes: reading and acknowledging the stream, asking the ledger, writing to
     // the store (the calls' own CPU in this process: statements built, answers parsed), and the rest (conversion:
@@ -112,30 +159,20 @@ export async function measureIngestion(t: Traffic, addresses: string[], services
     const sink = { recordClicks: timed(split, "store", store.recordClicks.bind(store)) };
     const drain = new ClickDrain(queue, sink, { consumerName: "bench", placeLookup: geo.place, visitors: ledger, onError: (e) => console.error(e) });
     // A few entries first, not measured: the first statement of each kind is planned and cached.
-    await enqueue(0, WARM_CLICKS);
+    const warmClicks = t.warmClicks ?? WARM_CLICKS;
+    await enqueue(0, warmClicks);
     let warm = 0;
     for (let n = await drain.drainOnce(); n > 0; n = await drain.drainOnce()) warm += n;
-    if (warm !== WARM_CLICKS) throw new Error(`${t.name}: the warm-up drained ${warm} clicks of ${WARM_CLICKS}`);
-    await enqueue(WARM_CLICKS, WARM_CLICKS + t.clicks);
-    // Listed before and after: the store's pool may open a backend during the run, whose CPU then all counts.
-    const listPids = servicePids(redis, admin, true);
-    const cpuByPid = async () => new Map((await listPids()).map((p) => [p.pid, { name: p.name, us: (processCpuSeconds(p.pid) ?? 0) * 1e6 }]));
-    const before = await cpuByPid();
+    if (warm !== warmClicks) throw new Error(`${t.name}: the warm-up drained ${warm} clicks of ${warmClicks}`);
+    await enqueue(warmClicks, warmClicks + t.clicks);
     Object.assign(split, { queue: 0, ledger: 0, store: 0 });
-    const own = process.cpuUsage();
-    const started = performance.now();
-    let written = 0;
-    for (let n = await drain.drainOnce(); n > 0; n = await drain.drainOnce()) written += n;
-    const seconds = (performance.now() - started) / 1000;
-    const mine = process.cpuUsage(own);
-    const after = await cpuByPid();
-    const used = (name: string) => [...after].reduce((sum, [pid, p]) => sum + (p.name === name ? p.us - (before.get(pid)?.us ?? 0) : 0), 0);
-    if (written !== t.clicks) throw new Error(`${t.name}: drained ${written} clicks of ${t.clicks}`);
+    const m = await measureDrain(t, redis, admin, () => drain.drainOnce());
+    const written = m.clicks, seconds = m.seconds;
     const per = (us: number) => us / written;
-    const f = { consumer: per(mine.user + mine.system), postgres: per(used("Postgres")), redis: per(used("Redis")) };
+    const f = { consumer: m.consumer, postgres: m.postgres, redis: m.redis };
     const consumerSplit = { queue: per(split.queue), ledger: per(split.ledger), store: per(split.store), convert: 0 };
     consumerSplit.convert = f.consumer - consumerSplit.queue - consumerSplit.ledger - consumerSplit.store;
-    return { traffic: t.name, links: t.links, clicks: written, ...f, total: f.consumer + f.postgres + f.redis, targetUs: INGESTION_TARGET_US[t.name], seconds, consumerSplit };
+    return { traffic: t.name, links: t.links, clicks: written, ...f, total: m.total, targetUs: INGESTION_TARGET_US[t.name], seconds, consumerSplit };
   } finally {
     await admin.unsafe(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
     await deleteKeys(redis, prefix);

@@ -5,7 +5,9 @@
  * latest.md, latest.json and latest.svg. The smallest case that exercises every part of the harness: the other
  * cases use the same pieces (servers, generators, comparisons, report), and a whole smoke run takes ~50 s.
  * Figures are not judged (machines vary): what is checked is that the case ran, measured something, stated the
- * redirect against the floor and the bare 302, and that the click check held.
+ * redirect against the floor and the bare 302, and that the click check held. Case 9 (`ingest`) runs too, on the
+ * test Postgres and Redis, small: clink's consumer and the ingestion floor (bench/lib/ingestion-floor.ts) drain the
+ * same clicks, the floor checks its rollup and ledger hold every click, and clink is stated against it.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -13,7 +15,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 
 const ROOT = resolve(import.meta.dir, "../..");
-const RUN_TIMEOUT_MS = 60_000;
+const RUN_TIMEOUT_MS = 90_000;
 
 interface Figure {
   id: string;
@@ -35,8 +37,9 @@ let report: { figures: Figure[]; machine: { cpuModel: string; cores: number; ver
 
 beforeAll(async () => {
   outDir = mkdtempSync(join(tmpdir(), "clink-bench-smoke-test-"));
-  const proc = Bun.spawn([process.execPath, "run", "bench/run.ts", "--smoke", "--only", "redirect-embedded", "--no-install", "--out", outDir], {
+  const proc = Bun.spawn([process.execPath, "run", "bench/run.ts", "--smoke", "--only", "redirect-embedded,ingest", "--no-install", "--out", outDir], {
     cwd: ROOT,
+    env: { ...process.env, DATABASE_URL: process.env.DATABASE_URL_TEST ?? process.env.DATABASE_URL, REDIS_URL: process.env.REDIS_URL_TEST ?? process.env.REDIS_URL },
     stdout: "pipe",
     stderr: "pipe",
   });
@@ -53,7 +56,7 @@ afterAll(() => {
 
 const byId = (id: string) => report.figures.find((f) => f.id === id)!;
 
-describe("npm run bench -- --smoke --only redirect-embedded", () => {
+describe("npm run bench -- --smoke --only redirect-embedded,ingest", () => {
   test("exits 0 and writes latest.md, latest.json and latest.svg", () => {
     if (run.code !== 0) console.error(run.stdout.slice(-4000), run.stderr.slice(-4000));
     expect(run.code).toBe(0);
@@ -98,5 +101,17 @@ describe("npm run bench -- --smoke --only redirect-embedded", () => {
     expect(notes).toContain("Clicks recorded:");
     expect(notes).not.toContain("CLICKS LOST");
     expect(notes).not.toContain("unexpected status");
+  });
+
+  test("ingestion: clink's consumer and the ingestion floor drained the same clicks, clink stated against the floor", () => {
+    for (const kind of ["spread", "zipf"]) {
+      const clink = byId(`ingest-${kind}`);
+      const floor = byId(`ingest-floor-${kind}`);
+      expect(clink.verdict).not.toBe("error");
+      expect(floor.verdict).toBe("info");
+      expect(floor.ratio).toBeGreaterThan(0);
+      expect(floor.ratioUnit).toBe(" µs per click");
+      expect(clink.notes[0]).toContain(`= ${(clink.ratio! / floor.ratio!).toFixed(2)}× the floor (floor ${floor.ratio!.toFixed(2)} µs`);
+    }
   });
 });
