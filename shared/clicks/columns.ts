@@ -163,9 +163,10 @@ function timesOf(body: Record<string, unknown>): number[] | undefined {
  * The events of a stream entry body written by clicksToJson (version 4, or 3 or 2), or undefined when it is not one or
  * does not hold together (unknown version, columns of different lengths, an index outside the string table):
  * such an entry is skipped, never allowed to throw in the consumer. Validated and decoded in one pass (the
- * consumer reads every click this way). Each event's id is `<entryId>:<index>`: the entry is the batch.
+ * consumer reads every click this way). Events come back without ids (""): nothing after the queue reads one (the entry
+ * is the batch, and the queue names each click `<entryId>:<index>` when asked: LazyQueuedClick).
  */
-export function clicksFromJson(body: unknown, entryId: string): ClickEvent[] | undefined {
+export function clicksFromJson(body: unknown): ClickEvent[] | undefined {
   if (typeof body !== "object" || body === null) return undefined;
   const b = body as Record<string, unknown>;
   const { f, s } = b;
@@ -185,7 +186,7 @@ export function clicksFromJson(body: unknown, entryId: string): ClickEvent[] | u
     if (!index(link) || link < 0 || !index(ua) || !index(ip) || !index(country) || !index(referrer)) return undefined;
     if (!isSlot(variant) || !isSlot(rule) || (qr !== 0 && qr !== 1)) return undefined;
     out[i] = {
-      id: `${entryId}:${i}`, linkId: s[link]!, ts: ts[i]!, ua: str(ua) ?? "", ip: str(ip), country: str(country), referrer: str(referrer),
+      id: "", linkId: s[link]!, ts: ts[i]!, ua: str(ua) ?? "", ip: str(ip), country: str(country), referrer: str(referrer),
       variant: variant < 0 ? null : variant, rule: rule < 0 ? null : rule, qr: qr === 1,
     };
   }

@@ -32,6 +32,18 @@ export interface QueuedClick {
   event: ClickEvent;
 }
 
+/**
+ * A queued click whose id (`<batch>:<index>`) is built only when asked for: the drain never asks, and a string per
+ * click is work a read of 40,000 clicks pays 40,000 times. For the adapters.
+ */
+export class LazyQueuedClick implements QueuedClick {
+  constructor(readonly batch: string, private readonly index: number, readonly event: ClickEvent) {}
+
+  get id(): string {
+    return `${this.batch}:${this.index}`;
+  }
+}
+
 export interface ClickQueue {
   /**
    * The events are one batch, stored, delivered and acknowledged as a unit. Every field of an event comes back

@@ -120,7 +120,7 @@ describe("payload and signature", () => {
     expect(payload).toEqual({
       event: "link.clicked",
       slug: link.slug,
-      domain: link.domain,
+      domain: new URL(link.shortUrl).host,
       shortUrl: link.shortUrl,
       target: "https://example.com/land",
       destination: "https://de.example.com/?utm_source=hook",

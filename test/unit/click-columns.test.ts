@@ -33,27 +33,28 @@ describe("packClicks / unpackClicks (the writer thread hop)", () => {
 
 describe("clicksToJson / clicksFromJson (Redis stream entry bodies)", () => {
   /** Read back, a click's id is its place in the entry (the entry is the batch); every other field is kept. */
-  const asRead = (events: ClickEvent[], entry: string) => events.map((e, i) => ({ ...e, id: `${entry}:${i}` }));
+  // Ids are not kept: the queue names a click by its entry and place (LazyQueuedClick) when asked.
+  const asRead = (events: ClickEvent[]) => events.map((e) => ({ ...e, id: "" }));
 
   test.each(cases.filter(([, events]) => events.length > 0))("round-trips %s", (_name, events) => {
-    expect(clicksFromJson(JSON.parse(clicksToJson(events)), "1-0")).toEqual(asRead(events, "1-0"));
+    expect(clicksFromJson(JSON.parse(clicksToJson(events)))).toEqual(asRead(events));
   });
 
   test("times before the first click's and fractional ms survive (offsets from the first)", () => {
     const events = [{ ...base, ts: 1_893_499_200_500 }, { ...base, ts: 1_893_499_200_100 }, { ...base, ts: 1_893_499_200_100.25 }];
-    expect(clicksFromJson(JSON.parse(clicksToJson(events)), "7-1")!.map((e) => e.ts)).toEqual(events.map((e) => e.ts));
+    expect(clicksFromJson(JSON.parse(clicksToJson(events)))!.map((e) => e.ts)).toEqual(events.map((e) => e.ts));
   });
 
   /** Version 3, as redirectors before rules and QR codes were recorded wrote it: still read (no rule, not via QR). */
   const v3 = () => ({ v: 3, t0: base.ts, dt: [0, 5], f: [0, 1, 2, -1, -1, -1, 0, 1, 2, -1, -1, 1], s: ["L1", "Mozilla/5.0", "8.8.8.8"] });
   test("reads version 3 bodies: no rule, not via a QR code", () => {
-    expect(clicksFromJson(v3(), "4-0")).toEqual(asRead([base, { ...base, ts: base.ts + 5, variant: 1 }], "4-0"));
+    expect(clicksFromJson(v3())).toEqual(asRead([base, { ...base, ts: base.ts + 5, variant: 1 }]));
   });
 
   /** Version 2, as redirectors before version 3 wrote it: still read, so a rolling deploy loses nothing. */
   const v2 = () => ({ v: 2, ids: ["a-1", "a-2"], ts: [base.ts, base.ts + 1], f: [0, 1, 2, -1, -1, -1, 0, 1, 2, -1, -1, 1], s: ["L1", "Mozilla/5.0", "8.8.8.8"] });
   test("reads version 2 bodies, with their times", () => {
-    expect(clicksFromJson(v2(), "3-0")).toEqual(asRead([base, { ...base, ts: base.ts + 1, variant: 1 }], "3-0"));
+    expect(clicksFromJson(v2())).toEqual(asRead([base, { ...base, ts: base.ts + 1, variant: 1 }]));
   });
 
   const good = () => JSON.parse(clicksToJson([base, { ...base, id: "a-2", variant: 1 }]));
@@ -77,7 +78,7 @@ describe("clicksToJson / clicksFromJson (Redis stream entry bodies)", () => {
     ["version 2: ts not numbers", () => ({ ...v2(), ts: ["x", "y"] })],
   ];
   test.each(broken)("refuses a body with %s (undefined, never a throw)", (_name, body) => {
-    expect(clicksFromJson(body(), "1-0")).toBeUndefined();
+    expect(clicksFromJson(body())).toBeUndefined();
   });
 
   test("is several times smaller than the events as JSON when User-Agents repeat, and smaller than version 2", () => {

@@ -3,7 +3,7 @@
  * and of the memory HotState. Batches are read and acknowledged whole, and one read but not acknowledged is read
  * again first, as a stream's pending entries are. One process, one reader: the consumer name is not used.
  */
-import type { ClickEvent, ClickQueue, QueuedClick } from "../../ports.ts";
+import { LazyQueuedClick, type ClickEvent, type ClickQueue, type QueuedClick } from "../../ports.ts";
 
 export interface MemoryClickQueueOptions {
   /**
@@ -38,7 +38,7 @@ export class MemoryClickQueue implements ClickQueue {
   async enqueueClicks(events: ClickEvent[]) {
     if (events.length === 0) return;
     const batch = this.batchPrefix + (++this.seq).toString(36);
-    this.queue.push(events.map((event, i) => new MemoryQueuedClick(batch, i, event)));
+    this.queue.push(events.map((event, i) => new LazyQueuedClick(batch, i, event)));
     this.held += events.length;
   }
 
@@ -85,14 +85,5 @@ export class MemoryClickQueue implements ClickQueue {
       dropped += batch.length;
     }
     if (dropped > 0) this.o.onDropped?.(dropped);
-  }
-}
-
-/** A queued click whose id (`<batch>:<index>`) is built only if asked for: the drain never asks. */
-class MemoryQueuedClick implements QueuedClick {
-  constructor(readonly batch: string, private readonly index: number, readonly event: ClickEvent) {}
-
-  get id(): string {
-    return `${this.batch}:${this.index}`;
   }
 }

@@ -8,7 +8,7 @@
  * step by the enqueue and ack scripts, makes queueDepth a click count without scanning the stream.
  */
 import { clicksToJson } from "../../clicks/columns.ts";
-import type { ClickEvent, ClickQueue, QueuedClick } from "../../ports.ts";
+import { LazyQueuedClick, type ClickEvent, type ClickQueue, type QueuedClick } from "../../ports.ts";
 import type { RedisClient, RedisConnection } from "./connection.ts";
 import { compareStreamIds, entryClickCount, entryEvents, streamEntries, type RawEntry } from "./click-stream-entries.ts";
 
@@ -185,7 +185,7 @@ export class RedisClickQueue implements ClickQueue {
         gone.push(id); // a poison entry must not block the queue forever
         continue;
       }
-      for (let i = 0; i < events.length; i++) out.push({ id: `${id}:${i}`, batch: id, event: events[i]! });
+      for (let i = 0; i < events.length; i++) out.push(new LazyQueuedClick(id, i, events[i]!));
     }
     if (gone.length) this.scripts.clinkAck(this.streamKey, this.counterKey, GROUP, ...gone).catch(() => {});
     return out;

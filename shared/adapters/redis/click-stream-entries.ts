@@ -34,7 +34,7 @@ export function entryEvents(id: string, fields: string[]): ClickEvent[] | undefi
     const batch = parseJson<unknown>(fields[b + 1]);
     // An array: the events as objects, written by a version before the column form (a deploy loses nothing).
     if (Array.isArray(batch)) return batch.length > 0 ? (batch as ClickEvent[]) : undefined;
-    const events = clicksFromJson(batch, id);
+    const events = clicksFromJson(batch);
     return events && events.length > 0 ? events : undefined;
   }
   // Written by a version with one entry per click: accepted, so a deploy loses nothing already queued.
