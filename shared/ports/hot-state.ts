@@ -13,6 +13,11 @@ export interface LinkCache {
   setLink(key: string, link: CompiledLink | null, ttlMs?: number): Promise<void>;
   /** Drops the cached link and tells every process (redirectors) to drop its in-process copy. */
   invalidateLink(key: string): Promise<void>;
+  /**
+   * New links, cached (setLink's TTL) and each announced as invalidateLink announces a drop, so a copy of the key
+   * cached as unknown goes: what setLink and invalidateLink per link do, in one batch (a bulk's round trips).
+   */
+  publishLinks(links: readonly { key: string; link: CompiledLink }[]): Promise<void>;
   onLinkInvalidated(listener: (key: string) => void): void;
   /**
    * Called once the subscriptions are in place again after they were interrupted (Redis restarted, the

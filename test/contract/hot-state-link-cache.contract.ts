@@ -88,6 +88,24 @@ export function runLinkCacheContract(make: () => Promise<LinkCache & HotStateLif
       expect(await b.getLink(key)).toBeUndefined();
     });
 
+    test("publishLinks caches each link over what was there (a negative entry) and announces each key", async () => {
+      const [a, b] = [await instance(), await instance()];
+      const entries = Array.from({ length: 3 }, () => ({ key: `d/${uid()}`, link: compiled(uid()) }));
+      const keys = entries.map((e) => e.key);
+      const heard: string[] = [];
+      b.onLinkInvalidated((k) => keys.includes(k) && heard.push(k));
+      await b.ping();
+      await a.setLink(keys[0], null);
+      await a.publishLinks(entries);
+      await within(500, () => heard.length === keys.length);
+      expect(heard.sort()).toEqual([...keys].sort());
+      for (const { key, link } of entries) {
+        expect(await a.getLink(key)).toEqual(link);
+        expect(await b.getLink(key)).toEqual(link);
+      }
+      await a.publishLinks([]);
+    });
+
     test("every invalidation listener is called, once per invalidation", async () => {
       const [a, b] = [await instance(), await instance()];
       const key = `d/${uid()}`;

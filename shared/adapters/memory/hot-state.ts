@@ -51,6 +51,10 @@ export class MemoryHotState implements HotState {
     return this.links.invalidateLink(key);
   }
 
+  publishLinks(links: readonly { key: string; link: CompiledLink }[]) {
+    return this.links.publishLinks(links);
+  }
+
   onLinkInvalidated(listener: (key: string) => void) {
     this.links.onLinkInvalidated(listener);
   }

@@ -34,6 +34,14 @@ export class MemoryLinkCache implements LinkCache {
     for (const l of this.invalidationListeners) l(key);
   }
 
+  async publishLinks(links: readonly { key: string; link: CompiledLink }[]) {
+    const expiresAt = this.now() + 3_600_000;
+    for (const { key, link } of links) {
+      this.links.set(key, { link, expiresAt });
+      for (const l of this.invalidationListeners) l(key);
+    }
+  }
+
   onLinkInvalidated(listener: (key: string) => void) {
     this.invalidationListeners.push(listener);
   }

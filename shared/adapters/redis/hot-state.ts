@@ -44,6 +44,10 @@ export class RedisHotState implements HotState {
     return this.links.invalidateLink(key);
   }
 
+  publishLinks(links: readonly { key: string; link: CompiledLink }[]): Promise<void> {
+    return this.links.publishLinks(links);
+  }
+
   onLinkInvalidated(listener: (key: string) => void): void {
     this.links.onLinkInvalidated(listener);
   }
