@@ -288,7 +288,10 @@ export async function answer(query: StatsQuery, reads: AnalyticsReads, only?: Gr
     // for the unsettled edges as below.
     await eachCell(fromHour, settledFrom);
     for (const [, from, to] of spanRuns(span, ["day"])) for await (const t of ranked.accountTotals(from, to)) tally.accountDay(t);
-    await eachCell(settledTo, toHour);
+    // The unsettled hours as a row per active link (the store sums their cells), else as cells.
+    const recent = settledTo < toHour ? await ranked.recentLinks(settledTo, toHour) : [];
+    if (recent) for (const r of recent) tally.linkTotal({ ...r, bucket: r.hour, dimension: null, value: null });
+    else await eachCell(settledTo, toHour);
     const runs = spanRuns(span, ["month", "day"]).map(([grain, from, to]) => ({ grain: grain as "month" | "day", from, to }));
     const bots = [false, true].filter((b) => tally.botOk(b));
     const byLink = tally.groups.get("link")!;

@@ -69,6 +69,7 @@ export async function getAccountAnalytics(deps: Deps, caller: Caller, rawQuery: 
     accountTotals: (from, to) => deps.store.readAccountTotals(accountId, from, to),
     rankedLinks: (grain, bucket, bot, offset, limit) => deps.store.readRankedLinks(accountId, grain, bucket, bot, offset, limit),
     sumLinks: (ids, runs, bots) => deps.store.sumLinkTotals(accountId, ids, runs, bots),
+    recentLinks: (fromHour, toHour) => deps.store.readRecentLinkTotals(accountId, fromHour, toHour),
   };
   return answer(query, { ...(await readsOf(deps, { accountId }, links)), ranked });
 }

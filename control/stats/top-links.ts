@@ -7,7 +7,7 @@
  * link not met yet can have more in that list) and the best cell total of the links not met. So the answer is
  * exact, and what it reads follows the limit and how skewed the clicks are, not the account's number of links.
  */
-import type { AccountDayTotal, LinkTotal, RankGrain, RankRun } from "../../shared/ports/clicks.ts";
+import type { AccountDayTotal, LinkHourTotal, LinkTotal, RankGrain, RankRun } from "../../shared/ports/clicks.ts";
 import { grainNext } from "../../shared/ports/clicks.ts";
 import type { Counts } from "./analytics-types.ts";
 
@@ -16,6 +16,8 @@ export interface RankedReads {
   accountTotals(from: number, to: number): AsyncIterable<AccountDayTotal>;
   rankedLinks(grain: RankGrain, bucket: number, bot: boolean, offset: number, limit: number): Promise<LinkTotal[]>;
   sumLinks(linkIds: string[], runs: RankRun[], bots: boolean[]): Promise<LinkTotal[]>;
+  /** The account's unsettled hours [from, to) per link, hour and bot flag, at once; null: read them as cells. */
+  recentLinks(fromHour: number, toHour: number): Promise<LinkHourTotal[] | null>;
 }
 
 /** One bucket's list, read best first. */

@@ -102,6 +102,15 @@ export interface LinkTotal {
   visitors: number;
 }
 
+/** A link's clicks in one UTC hour (bot or not), summed over its cells. */
+export interface LinkHourTotal {
+  linkId: string;
+  hour: number;
+  bot: boolean;
+  clicks: number;
+  visitors: number;
+}
+
 /** The grains link totals are kept in for ranking: a UTC day, a calendar month (UTC). */
 export type RankGrain = "day" | "month";
 
@@ -167,6 +176,12 @@ export interface ClickStore {
    * (clicks descending, then link id ascending), rows [offset, offset + limit) of that order.
    */
   readRankedLinks(accountId: string, grain: RankGrain, bucket: number, bot: boolean, offset: number, limit: number): Promise<LinkTotal[]>;
+  /**
+   * The account's cells in UTC hours [fromHour, toHour) summed per link, hour and bot flag, all at once (an
+   * account's unsettled hour for its top links: a row per active link, no dimensions); null when those hours are not
+   * all unsettled or are too many (read them with readCells).
+   */
+  readRecentLinkTotals(accountId: string, fromHour: number, toHour: number): Promise<LinkHourTotal[] | null>;
   /** The settled totals of `linkIds` (links of the account; others are left out) summed over `runs` and `bots`. */
   sumLinkTotals(accountId: string, linkIds: string[], runs: RankRun[], bots: boolean[]): Promise<LinkTotal[]>;
   /** The scope's raw clicks with ts in [from, to), batch by batch, oldest batch first (streamed: there may be millions). */

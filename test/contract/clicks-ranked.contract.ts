@@ -1,6 +1,6 @@
 /**
  * Store contract, clicks role: account totals and ranked link totals (readAccountTotals, readRankedLinks,
- * sumLinkTotals), a link's settled totals summed per value over buckets (readSettledSums) and an account's cells of the hours not settled yet (readCells). They are derived from the
+ * sumLinkTotals, readRecentLinkTotals), a link's settled totals summed per value over buckets (readSettledSums) and an account's cells of the hours not settled yet (readCells). They are derived from the
  * settled `via` rows, so each check compares them with those rows as readSettled answers them, after settling,
  * settling hours, a late click and a link's deletion. Runs after the settle contract (one settle state per
  * database): its days come after that contract's.
@@ -108,6 +108,12 @@ export function runClickRankedContract(ctx: StoreContext): void {
       expect(await store.readRankedLinks(accountId, "day", day + 2 * DAY, false, 0, 10)).toEqual([{ linkId: l3.id, clicks: 2, visitors: 1 }]);
       const recent = await collect(store.readCells({ accountId }, day + 2 * DAY + 5 * HOUR, day + 3 * DAY));
       expect(recent.map((c) => [c.linkId, c.hour, c.clicks])).toEqual([[l2.id, day + 2 * DAY + 6 * HOUR, 1]]);
+      expect(await store.readRecentLinkTotals(accountId, day + 2 * DAY + 5 * HOUR, day + 2 * DAY + 7 * HOUR)).toEqual([
+        { linkId: l2.id, hour: day + 2 * DAY + 6 * HOUR, bot: false, clicks: 1, visitors: 1 },
+      ]);
+      // Hours already settled, or too many of them, are not answered this way.
+      expect(await store.readRecentLinkTotals(accountId, day + 2 * DAY + 4 * HOUR, day + 2 * DAY + 7 * HOUR)).toBeNull();
+      expect(await store.readRecentLinkTotals(accountId, day + 2 * DAY + 5 * HOUR, day + 9 * DAY)).toBeNull();
 
       // A late click into a settled day, and one into a settled hour.
       await store.recordClicks([...n(l3.id, day + 3 * HOUR, 5, { batch: "late-1" }), ...n(l1.id, day + 2 * DAY + 2 * HOUR, 1, { batch: "late-2" })]);

@@ -45,6 +45,7 @@ function cellsOf(seed: number): ClickCell[] {
 const labels = (ids: string[]) => new Map(ids.map((id): [string, LinkLabel] => [id, { slug: id, domain: "d", shortUrl: `https://d/${id}`, tags: [], folder: null }]));
 
 /** What the store keeps from the cells of hours before `hoursBefore`: account day totals, link day and month totals. */
+let recentCalls = 0;
 function rankedOf(cells: ClickCell[], hoursBefore: number): RankedReads {
   const days = new Map<string, AccountDayTotal>();
   const links = new Map<string, LinkTotal & { grain: string; bucket: number; bot: boolean }>();
@@ -62,6 +63,18 @@ function rankedOf(cells: ClickCell[], hoursBefore: number): RankedReads {
   }
   const all = [...links.values()];
   return {
+    // Every other call the unsettled hours come summed per link and hour, else as cells (null).
+    recentLinks: async (from, to) => {
+      if (++recentCalls % 2 === 0) return null;
+      const sums = new Map<string, { linkId: string; hour: number; bot: boolean; clicks: number; visitors: number }>();
+      for (const c of cells.filter((x) => x.hour >= from && x.hour < to)) {
+        const key = `${c.linkId}|${c.hour}|${c.bot}`;
+        const t = sums.get(key) ?? sums.set(key, { linkId: c.linkId, hour: c.hour, bot: c.bot, clicks: 0, visitors: 0 }).get(key)!;
+        t.clicks += c.clicks;
+        t.visitors += c.visitors;
+      }
+      return [...sums.values()];
+    },
     accountTotals: (from, to) => stream([...days.values()].filter((d) => d.bucket >= from && d.bucket < to)),
     rankedLinks: async (grain, bucket, bot, offset, limit) =>
       all.filter((t) => t.grain === grain && t.bucket === bucket && t.bot === bot)

@@ -3,7 +3,7 @@
  * docs/adr/0013-account-top-links.md), and of an account's cells in hours not settled yet through the cells' BRIN
  * index on hour (what the hours hold of every account, not a primary-key probe per link of this one).
  */
-import type { AccountDayTotal, ClickStore, LinkTotal, RankGrain, RankRun } from "../../ports.ts";
+import type { AccountDayTotal, ClickStore, LinkHourTotal, LinkTotal, RankGrain, RankRun } from "../../ports.ts";
 import { allCells } from "./cell-sets.ts";
 import type { PostgresConnection } from "./connection.ts";
 
@@ -20,10 +20,27 @@ export const RECENT_CELLS = `WITH hour_cells AS MATERIALIZED (SELECT * FROM ${al
   SELECT h.* FROM hour_cells h WHERE (SELECT l.account_id FROM links l WHERE l.id = h.link_id COLLATE "default") = $1`;
 
 type Row = { linkId: string; clicks: unknown; visitors: unknown };
+
+const HOUR_MS = 3_600_000;
 const toLinkTotal = (r: Row): LinkTotal => ({ linkId: r.linkId, clicks: Number(r.clicks), visitors: Number(r.visitors) });
 
-export function postgresAccountTotals(c: PostgresConnection): Pick<ClickStore, "readAccountTotals" | "readRankedLinks" | "sumLinkTotals"> {
+export function postgresAccountTotals(
+  c: PostgresConnection, settledHours: () => Promise<number>,
+): Pick<ClickStore, "readAccountTotals" | "readRankedLinks" | "sumLinkTotals" | "readRecentLinkTotals"> {
   return {
+    async readRecentLinkTotals(accountId: string, fromHour: number, toHour: number): Promise<LinkHourTotal[] | null> {
+      if (toHour - fromHour > RECENT_HOURS_MAX * HOUR_MS || fromHour < (await settledHours())) return null;
+      // JIT off, as for every account read: costed per row, the plan crossed jit_above_cost for nothing.
+      const rows = await c.run(() => c.sql.begin(async (tx) => {
+        await tx`SET LOCAL jit = off`;
+        return tx.unsafe<{ linkId: string; hour: unknown; bot: boolean; clicks: unknown; visitors: unknown }[]>(
+          `SELECT r.link_id AS "linkId", r.hour, r.bot, sum(r.clicks) AS clicks, sum(r.visitors) AS visitors FROM (${RECENT_CELLS}) r GROUP BY 1, 2, 3`,
+          [accountId, fromHour, toHour],
+        );
+      }));
+      return rows.map((r) => ({ linkId: r.linkId, hour: Number(r.hour), bot: r.bot, clicks: Number(r.clicks), visitors: Number(r.visitors) }));
+    },
+
     async *readAccountTotals(accountId: string, from: number, to: number): AsyncIterable<AccountDayTotal> {
       const rows = await c.run(() => c.sql<{ bucket: unknown; bot: boolean; clicks: unknown; visitors: unknown }[]>`
         SELECT bucket, bot, clicks, visitors FROM click_account_totals WHERE account_id = ${accountId} AND bucket >= ${from} AND bucket < ${to}`);

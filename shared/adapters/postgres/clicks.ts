@@ -144,7 +144,7 @@ export function postgresClicks(c: PostgresConnection): ClickStore {
   }
 
   return {
-    ...postgresAccountTotals(c),
+    ...postgresAccountTotals(c, async () => (await settleState()).hours),
     /**
      * One transaction of two statements. The first reads the settle state FOR SHARE (so a concurrent settleDays,
      * FOR UPDATE, either counts these cells or is seen by them), writes the log rows (a batch written before, a

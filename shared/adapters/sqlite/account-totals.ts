@@ -3,7 +3,7 @@
  * migration-account-totals.ts; docs/adr/0013-account-top-links.md). Triggers on click_settled keep the totals; this
  * file reads them, notes which links have cells in hours not settled yet, and prunes those notes.
  */
-import type { AccountDayTotal, ClickStore, LinkTotal, RankGrain, RankRun } from "../../ports.ts";
+import type { AccountDayTotal, ClickStore, LinkHourTotal, LinkTotal, RankGrain, RankRun } from "../../ports.ts";
 import { DAY_MS, type CellSum } from "../click-log.ts";
 import { CLICK_CHUNK, type SqliteConnection } from "./connection.ts";
 
@@ -85,10 +85,33 @@ export const RECENT_CELLS = `SELECT c.link_id, c.hour, c.dims, c.bot, c.clicks, 
   FROM click_recent r CROSS JOIN click_cells c
   WHERE r.hour = ? AND r.account_id = ? AND c.link_id = r.link_id AND c.hour = r.hour`;
 
+/** The same, summed per link and bot flag (the hour is given). */
+const RECENT_LINK_TOTALS = `SELECT c.link_id AS linkId, c.bot, sum(c.clicks) AS clicks, sum(c.visitors) AS visitors
+  FROM click_recent r CROSS JOIN click_cells c
+  WHERE r.hour = ? AND r.account_id = ? AND c.link_id = r.link_id AND c.hour = r.hour GROUP BY c.link_id, c.bot`;
+
+const HOUR_MS = 3_600_000;
+
+/** Whether an account's hours [fromHour, toHour) are read through the notes: all unsettled (from `settledHours`), few. */
+export const readsRecent = (fromHour: number, toHour: number, settledHours: number) =>
+  fromHour >= settledHours && toHour - fromHour <= RECENT_HOURS_MAX * HOUR_MS;
+
 type Row = { linkId: string; clicks: number; visitors: number };
 
-export function sqliteAccountTotals(c: SqliteConnection): Pick<ClickStore, "readAccountTotals" | "readRankedLinks" | "sumLinkTotals"> {
+export function sqliteAccountTotals(
+  c: SqliteConnection, settledHours: () => number,
+): Pick<ClickStore, "readAccountTotals" | "readRankedLinks" | "sumLinkTotals" | "readRecentLinkTotals"> {
   return {
+    async readRecentLinkTotals(accountId: string, fromHour: number, toHour: number): Promise<LinkHourTotal[] | null> {
+      if (!readsRecent(fromHour, toHour, settledHours())) return null;
+      const out: LinkHourTotal[] = [];
+      const read = c.st<{ linkId: string; bot: number; clicks: number; visitors: number }>(RECENT_LINK_TOTALS);
+      for (let h = fromHour - (fromHour % HOUR_MS); h < toHour; h += HOUR_MS) {
+        for (const r of read.all(h, accountId)) out.push({ linkId: r.linkId, hour: h, bot: r.bot === 1, clicks: r.clicks, visitors: r.visitors });
+      }
+      return out;
+    },
+
     async *readAccountTotals(accountId: string, from: number, to: number): AsyncIterable<AccountDayTotal> {
       const rows = c.st<{ bucket: number; bot: number; clicks: number; visitors: number }>(
         `SELECT bucket, bot, clicks, visitors FROM click_account_totals WHERE account_id = ? AND bucket >= ? AND bucket < ?`,

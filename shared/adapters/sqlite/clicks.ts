@@ -12,7 +12,7 @@ import {
 } from "../click-log.ts";
 import { hourStart } from "../link-store-support.ts";
 import { CLICK_CHUNK, type SqliteConnection } from "./connection.ts";
-import { noteRecentCells, pruneRecentCells, RECENT_CELLS, RECENT_HOURS_MAX, sqliteAccountTotals } from "./account-totals.ts";
+import { noteRecentCells, pruneRecentCells, RECENT_CELLS, readsRecent, sqliteAccountTotals } from "./account-totals.ts";
 
 const HOUR_MS = 3_600_000;
 
@@ -99,7 +99,7 @@ export function sqliteClicks(c: SqliteConnection): ClickStore {
   };
 
   return {
-    ...sqliteAccountTotals(c),
+    ...sqliteAccountTotals(c, () => settleStateOf(c).hours),
     async recordClicks(clicks: StoredClick[]): Promise<void> {
       if (clicks.length === 0) return;
       c.db
@@ -127,7 +127,7 @@ export function sqliteClicks(c: SqliteConnection): ClickStore {
 
     async *readCells(scope: ClickScope, fromHour: number, toHour: number): AsyncIterable<ClickCell> {
       // An account's hours not settled yet: only its links noted as having cells then (account-totals.ts).
-      if ("accountId" in scope && fromHour >= settleStateOf(c).hours && toHour - fromHour <= RECENT_HOURS_MAX * HOUR_MS) {
+      if ("accountId" in scope && readsRecent(fromHour, toHour, settleStateOf(c).hours)) {
         for (let h = fromHour - (fromHour % HOUR_MS); h < toHour; h += HOUR_MS) {
           for (const r of iterate<Parameters<typeof toClickCell>[0]>(c, RECENT_CELLS, [h, scope.accountId])) yield toClickCell(r);
         }
