@@ -90,6 +90,13 @@ function countingStore(store: Store) {
     readCells: { value: (...a: Parameters<Store["readCells"]>) => counting("cells", store.readCells(...a)) },
     readSettled: { value: (...a: Parameters<Store["readSettled"]>) => counting("settled", store.readSettled(...a)) },
     readSettledSums: { value: (...a: Parameters<Store["readSettledSums"]>) => counting("settled", store.readSettledSums(...a)) },
+    readCellSums: {
+      value: async (...a: Parameters<Store["readCellSums"]>) => {
+        const sums = await store.readCellSums(...a);
+        rows.cells += sums.length;
+        return sums;
+      },
+    },
   });
   return {
     store: view,

@@ -13,7 +13,7 @@
  * the fewest values), a 24th of the rows for a long range over many links; a series by week or month reads its
  * whole weeks' or months' rows.
  */
-import { grainNext, grainStart, type ClickCell, type SettledGrain, type SettledTotal } from "../../shared/ports/clicks.ts";
+import { grainNext, grainStart, type CellSumRow, type ClickCell, type SettledGrain, type SettledTotal } from "../../shared/ports/clicks.ts";
 import { DIMENSION_NAMES, isDimension, type Dimension } from "../../shared/clicks/dimensions.ts";
 import {
   ACCOUNT_GROUPINGS, type Analytics, type Breakdown, type BreakdownRow, type Counts, type Grouping, type StatsQuery,
@@ -50,6 +50,8 @@ export interface AnalyticsReads {
    * breakdown over 90 days of a busy link: about 100 countries, not 100 per bucket).
    */
   settledSums?: (dimension: Dimension, runs: { grain: SettledGrain; from: number; to: number }[]) => AsyncIterable<SettledTotal>;
+  /** Link scope only: its cells in hours [fromHour, toHour) summed per hour, bot and value of one dimension. */
+  cellSums?: (fromHour: number, toHour: number, dimension: Dimension) => Promise<CellSumRow[]>;
   /** Account scope only: its day totals and ranked link totals, for top links without every link's rows (top-links.ts). */
   ranked?: RankedReads;
 }
@@ -138,6 +140,14 @@ class Tally {
     if (this.series.length) add(this.series[this.slot(c.hour)]!, c);
     for (const [d, t] of this.dimGroups) bump(t, c.dims[d], c);
     this.byLink(c.linkId, c);
+  }
+
+  /** A link's cells of an hour, bot flag and value of `d`, summed (its only grouping, no filters). */
+  cellSum(d: Dimension, r: CellSumRow) {
+    if (!this.botOk(r.bot)) return;
+    add(this.totals, r);
+    if (this.series.length) add(this.series[this.slot(r.hour)]!, r);
+    bump(this.groups.get(d)!, r.value, r);
   }
 
   /** The link groupings' share of a count. */
@@ -277,9 +287,16 @@ export async function answer(query: StatsQuery, reads: AnalyticsReads, only?: Gr
   const toHour = ceilHour(query.to);
   const span = settledSpan(fromHour, toHour, reads);
   const { from: settledFrom, to: settledTo } = span;
+  // A breakdown by one dimension without filters reads a link's cells summed per hour, bot and value: a busy link's
+  // current hour holds thousands of cells, one per combination of every dimension's values.
+  const single = groupings.length === 1 && dimensionFilters(query).length === 0 ? groupings[0]! : undefined;
+  const summedBy = single !== undefined && isDimension(single) ? single : undefined;
   // An empty range is not asked for: an account's read probes each of its links however few rows come back.
   const eachCell = async (from: number, to: number) => {
-    if (from < to) for await (const c of reads.cells(from, to)) tally.cell(c);
+    if (from >= to) return;
+    if (reads.cellSums && summedBy) {
+      for (const r of await reads.cellSums(from, to, summedBy)) tally.cellSum(summedBy, r);
+    } else for await (const c of reads.cells(from, to)) tally.cell(c);
   };
   const ranked = reads.ranked && rankable(query, groupings, span) ? reads.ranked : undefined;
   let topOther: Counts | undefined;

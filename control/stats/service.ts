@@ -58,6 +58,7 @@ export async function getLinkAnalytics(deps: Deps, caller: Caller, slug: string,
   const query = parseStatsQuery(rawQuery, deps.now(), "link");
   const reads = await readsOf(deps, { linkId: link.id });
   reads.settledSums = (dimension, runs) => deps.store.readSettledSums(link.id, dimension, runs);
+  reads.cellSums = (fromHour, toHour, dimension) => deps.store.readCellSums(link.id, fromHour, toHour, dimension);
   return { slug: link.slug, ...(await answer(query, reads)) };
 }
 

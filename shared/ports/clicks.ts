@@ -111,6 +111,16 @@ export interface LinkHourTotal {
   visitors: number;
 }
 
+/** A link's cells of one UTC hour and bot flag with one value of a dimension, summed (readCellSums). */
+export interface CellSumRow {
+  hour: number;
+  bot: boolean;
+  /** The dimension's value; null: unknown. */
+  value: string | null;
+  clicks: number;
+  visitors: number;
+}
+
 /** The grains link totals are kept in for ranking: a UTC day, a calendar month (UTC). */
 export type RankGrain = "day" | "month";
 
@@ -148,6 +158,12 @@ export interface ClickStore {
    * value, for a breakdown over many buckets. `bucket` is the first run's start.
    */
   readSettledSums(linkId: string, dimension: Dimension, runs: { grain: SettledGrain; from: number; to: number }[]): AsyncIterable<SettledTotal>;
+  /**
+   * The link's cells in UTC hours [fromHour, toHour) summed per hour, bot flag and value of `dimension`, at once: a
+   * busy link's current hour holds thousands of cells (one per combination of every dimension's values), a
+   * breakdown by one dimension needs a row per value.
+   */
+  readCellSums(linkId: string, fromHour: number, toHour: number, dimension: Dimension): Promise<CellSumRow[]>;
   /** The start of the first UTC day not settled yet (0 before anything is settled). */
   settledBefore(): Promise<number>;
   /**

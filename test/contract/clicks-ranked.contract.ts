@@ -1,6 +1,6 @@
 /**
  * Store contract, clicks role: account totals and ranked link totals (readAccountTotals, readRankedLinks,
- * sumLinkTotals, readRecentLinkTotals), a link's settled totals summed per value over buckets (readSettledSums) and an account's cells of the hours not settled yet (readCells). They are derived from the
+ * sumLinkTotals, readRecentLinkTotals), a link's settled totals summed per value over buckets (readSettledSums) and its cells per hour and value (readCellSums) and an account's cells of the hours not settled yet (readCells). They are derived from the
  * settled `via` rows, so each check compares them with those rows as readSettled answers them, after settling,
  * settling hours, a late click and a link's deletion. Runs after the settle contract (one settle state per
  * database): its days come after that contract's.
@@ -100,6 +100,18 @@ export function runClickRankedContract(ctx: StoreContext): void {
         expect(sorted(got)).toEqual(sorted(want));
       }
       expect(await collect(store.readSettledSums(l1.id, "via", []))).toEqual([]);
+      // A link's cells summed per hour, bot and one dimension's value (readCellSums) equal its cells summed.
+      for (const [link, dim] of [[l1, "via"], [l2, "via"], [l1, "country"]] as const) {
+        const want: Sums = new Map();
+        for await (const cell of store.readCells({ linkId: link.id }, day, day + 2 * DAY)) bump(want, `${cell.hour}|${cell.bot}|${cell.dims[dim]}`, cell.clicks, cell.visitors);
+        const got: Sums = new Map();
+        for (const r of await store.readCellSums(link.id, day, day + 2 * DAY, dim)) {
+          expect(got.has(`${r.hour}|${r.bot}|${r.value}`)).toBe(false);
+          bump(got, `${r.hour}|${r.bot}|${r.value}`, r.clicks, r.visitors);
+        }
+        expect(sorted(got)).toEqual(sorted(want));
+      }
+      expect(await store.readCellSums(l2.id, day + 2 * HOUR, day + 3 * HOUR, "via")).toEqual([]);
 
       // Hours of the next day settled by settleHours are in that day's totals; cells after them are read by hour.
       await store.recordClicks([...n(l3.id, day + 2 * DAY + HOUR, 2), ...n(l2.id, day + 2 * DAY + 6 * HOUR, 1), ...n(other.id, day + 2 * DAY + 6 * HOUR, 1)]);

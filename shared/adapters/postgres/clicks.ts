@@ -4,7 +4,7 @@
  * writes a row per batch, per link and hour (its cell set: cell-sets.ts) and per link, with no trigger on the way.
  */
 import { DIMENSION_NAMES, type Dimension } from "../../clicks/dimensions.ts";
-import { SETTLED_GRAINS, type ClickCell, type ClickScope, type ClickStore, type SettledGrain, type SettledTotal, type StoredClick } from "../../ports.ts";
+import { SETTLED_GRAINS, type CellSumRow, type ClickCell, type ClickScope, type ClickStore, type SettledGrain, type SettledTotal, type StoredClick } from "../../ports.ts";
 import {
   byBatch, clickLogRow, DAY_MS, dayStart, parseClickLogRow, settledKey, toClickCell, toSettledTotal, TOTAL_DIMENSION, type ClickLogRow,
 } from "../click-log.ts";
@@ -213,6 +213,17 @@ export function postgresClicks(c: PostgresConnection): ClickStore {
       const text = `SELECT $1::text AS link_id, $2::text AS dimension, ${Number(runs[0]!.from)}::bigint AS bucket, value, bot,
         sum(clicks) AS clicks, sum(visitors) AS visitors FROM (${parts.join(" UNION ALL ")}) u GROUP BY value, bot`;
       for await (const r of cursor<Parameters<typeof toSettledTotal>[0]>(text, [linkId, dimension])) yield toSettledTotal(r);
+    },
+
+    async readCellSums(linkId: string, fromHour: number, toHour: number, dimension: Dimension): Promise<CellSumRow[]> {
+      // click_cells and the sets expanded, summed per hour, bot and the dimension's part of the dims key.
+      const k = DIMENSION_NAMES.indexOf(dimension) + 1;
+      const rows = await c.run(() => c.sql.unsafe<{ hour: unknown; bot: boolean; value: string; clicks: unknown; visitors: unknown }[]>(
+        `SELECT u.hour, u.bot, split_part(u.dims, chr(1), ${k}) AS value, sum(u.clicks) AS clicks, sum(u.visitors) AS visitors
+         FROM ${allCells("t.link_id = $1 AND t.hour >= $2 AND t.hour < $3")} u GROUP BY 1, 2, 3`,
+        [linkId, fromHour, toHour],
+      ));
+      return rows.map((r) => ({ hour: Number(r.hour), bot: r.bot, value: r.value === "" ? null : r.value, clicks: Number(r.clicks), visitors: Number(r.visitors) }));
     },
 
     async settledBefore(): Promise<number> {

@@ -4,10 +4,10 @@
  * transaction doing its sums in JS.
  */
 import type { Statement } from "bun:sqlite";
-import type { Dimension } from "../../clicks/dimensions.ts";
-import type { ClickCell, ClickScope, ClickStore, SettledGrain, SettledTotal, StoredClick } from "../../ports.ts";
+import { DIMENSION_NAMES, type Dimension } from "../../clicks/dimensions.ts";
+import type { CellSumRow, ClickCell, ClickScope, ClickStore, SettledGrain, SettledTotal, StoredClick } from "../../ports.ts";
 import {
-  byBatch, clickLogRow, DAY_MS, dayStart, HOUR_KEYS, parseClickLogRow, settledKey, settledRows, sumCells, toClickCell,
+  byBatch, clickLogRow, DAY_MS, dayStart, HOUR_KEYS, NULL_VALUE, parseClickLogRow, settledKey, settledRows, sumCells, toClickCell,
   toSettledTotal, type CellSum,
 } from "../click-log.ts";
 import { hourStart } from "../link-store-support.ts";
@@ -15,6 +15,8 @@ import { CLICK_CHUNK, type SqliteConnection } from "./connection.ts";
 import { noteRecentCells, pruneRecentCells, RECENT_CELLS, readsRecent, sqliteAccountTotals } from "./account-totals.ts";
 
 const HOUR_MS = 3_600_000;
+/** The separator of a dims key's values (encodeDims), a null value as NULL_VALUE (''). */
+const DIMS_SEPARATOR = "\u0001";
 
 const INSERT_LOG = `INSERT INTO click_log (batch_id, first_ts, last_ts, clicks, data) VALUES (?, ?, ?, ?, ?)
   ON CONFLICT (batch_id) DO NOTHING`;
@@ -155,6 +157,25 @@ export function sqliteClicks(c: SqliteConnection): ClickStore {
         FROM (${parts.join(" UNION ALL ")}) GROUP BY value, bot`;
       const args = [linkId, dimension, runs[0]!.from, ...runs.flatMap((r) => [linkId, settledKey(dimension, r.grain), r.from, r.to])];
       for (const r of iterate<Parameters<typeof toSettledTotal>[0]>(c, sql, args)) yield toSettledTotal(r);
+    },
+
+    async readCellSums(linkId: string, fromHour: number, toHour: number, dimension: Dimension): Promise<CellSumRow[]> {
+      // Summed here, not in SQL (SQLite has no split_part): the rows at once, each dims key cut at one position.
+      const k = DIMENSION_NAMES.indexOf(dimension);
+      const sums = new Map<string, CellSumRow>();
+      const rows = c.st<{ hour: number; dims: string; bot: number; clicks: number; visitors: number }>(
+        `SELECT hour, dims, bot, clicks, visitors FROM click_cells WHERE link_id = ? AND hour >= ? AND hour < ?`,
+      ).all(linkId, fromHour, toHour);
+      for (const r of rows) {
+        const value = r.dims.split(DIMS_SEPARATOR, k + 1)[k] ?? NULL_VALUE;
+        const key = `${r.hour}\u0002${r.bot}\u0002${value}`;
+        const s = sums.get(key);
+        if (s) {
+          s.clicks += r.clicks;
+          s.visitors += r.visitors;
+        } else sums.set(key, { hour: r.hour, bot: r.bot === 1, value: value === NULL_VALUE ? null : value, clicks: r.clicks, visitors: r.visitors });
+      }
+      return [...sums.values()];
     },
 
     async settledBefore(): Promise<number> {
