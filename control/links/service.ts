@@ -222,18 +222,27 @@ export type BulkRow =
 
 /** Bulk create (REST, MCP, the dashboard): createLinkRows, recorded as one audit entry. */
 export async function bulkCreateLinks(deps: Deps, caller: Caller, rows: unknown[]) {
-  const result = await createLinkRows(deps, caller, rows);
-  const slugs = result.results.flatMap((r) => (r.ok ? [r.slug] : []));
-  await auditBulk(deps, caller, "links.bulk_created", slugs, { created: result.created, updated: result.updated, failed: result.failed });
-  return result;
+  // The entry is written while the new links are being published (a round trip fewer to wait for).
+  return createLinkRows(deps, caller, rows, (result) => {
+    const slugs = result.results.flatMap((r) => (r.ok ? [r.slug] : []));
+    return auditBulk(deps, caller, "links.bulk_created", slugs, { created: result.created, updated: result.updated, failed: result.failed });
+  });
+}
+
+export interface CreateRowsResult {
+  results: BulkRow[];
+  created: number;
+  updated: number;
+  failed: number;
 }
 
 /**
  * Bulk create (design §3): every row validated alone, the valid ones written in one multi-row insert. A row
  * whose externalId names an existing link of the caller updates that link instead (one by one: upserts are rare).
- * Not audited itself: bulkCreateLinks records the call, an import its end.
+ * Not audited itself: bulkCreateLinks records the call (in `alongside`, which runs once every row has its result,
+ * while the new links are published; the answer waits for both), an import its end.
  */
-export async function createLinkRows(deps: Deps, caller: Caller, rows: unknown[]) {
+export async function createLinkRows(deps: Deps, caller: Caller, rows: unknown[], alongside?: (result: CreateRowsResult) => Promise<void>): Promise<CreateRowsResult> {
   if (rows.length > BULK_MAX) {
     throw invalidInput([{ path: "/", message: `at most ${BULK_MAX} links per request` }], `Bulk create takes at most ${BULK_MAX} links`);
   }
@@ -276,9 +285,9 @@ export async function createLinkRows(deps: Deps, caller: Caller, rows: unknown[]
   });
   const ok = unique.length ? await insertAll(deps, unique.map((p) => p.row)) : [];
   const inserted = unique.filter((_, i) => ok[i]).map(({ index, row }) => (succeeded(index, row.record, "created"), row.record));
-  await Promise.all([
-    publishNew(deps, inserted),
-    ...unique.map(async ({ index, row }, i) => {
+  const publishing = publishNew(deps, inserted);
+  await Promise.all(
+    unique.map(async ({ index, row }, i) => {
       const r = row.record;
       if (ok[i]) return;
       if (r.externalId !== null && (await findByExternalId(deps, caller, r.externalId))) {
@@ -287,10 +296,12 @@ export async function createLinkRows(deps: Deps, caller: Caller, rows: unknown[]
         failed(index, new AppError("slug_taken", `"${r.slug}" is already taken`));
       }
     }),
-  ]);
+  );
   const created = results.filter((r) => r.ok && r.action === "created").length;
   const updated = results.filter((r) => r.ok && r.action === "updated").length;
-  return { results, created, updated, failed: results.length - created - updated };
+  const result = { results, created, updated, failed: results.length - created - updated };
+  await Promise.all([publishing, alongside?.(result)]);
+  return result;
 }
 
 /** The prepared rows with a destination on a verified custom domain, by index, with their errors (one lookup per host). */
