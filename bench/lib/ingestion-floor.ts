@@ -12,9 +12,10 @@
  *    table (a new value costs one statement, rare past the first reads). A click's full combination of dimension values
  *    (those three, A/B variant, rule, QR) is one number made of the ids.
  * 3. Unique visitors: HMAC-SHA256(the day's key, address + "\n" + User-Agent) per click (a run of one visitor's clicks
- *    hashed once, as clink), and one exact test-and-set per distinct (link, visitor) pair of the read not already seen
- *    first by this process: SMISMEMBER + SADD in a script per shard set (16, pipelined), as the pairs' only shared
- *    record.
+ *    hashed once, as clink), and one exact test-and-set per distinct (link, visitor) pair of the read: SMISMEMBER +
+ *    SADD in a script per shard set (16 per day, a link's pairs in one, all sent at once), the pairs' only shared
+ *    record. Every click's pair is sent and the script tells repeats apart; a Set of the read's pairs in the consumer,
+ *    and one of the pairs this process saw first (as clink keeps), each cost more than they saved here.
  * 4. Postgres, one transaction: the raw log (a row per stream entry: times, link, dimension combination and first
  *    visits of its clicks, no address), the rollup (a row per link and hour of the read, appended: each combination's
  *    clicks and first visits, as text; indexed on (link_id, hour), so a link's stats read only its rows) and the
@@ -22,7 +23,8 @@
  *    counting twice.
  *
  * Left out because no requirement makes them: XDEL of acknowledged entries (MAXLEN trims), a wide links row (the
- * floor's links table is (id, hits)), upserts of rollup cells (rows are appended; reads sum them), bounded caches.
+ * floor's links table is (id, hits)), upserts of rollup cells (rows are appended; reads sum them), bounded caches,
+ * and recovery (re-reading this consumer's pending entries, XAUTOCLAIM of a dead one's: a command more per read).
  */
 import { isbot } from "isbot";
 import maxmind, { type Reader, type Response } from "maxmind";
@@ -285,6 +287,7 @@ export class FloorConsumer {
       for (let i = 0, o = 0; i < n; i++, o += STRIDE) {
         const ts = t0 + dt[i]!;
         const li = f[o + LINK]!, ua = f[o + UA]!, ip = f[o + IP]!, ref = f[o + REFERRER]!;
+        if (f[o + VARIANT]! > 14 || f[o + RULE]! > 14) throw new Error("floor: an A/B variant or rule index past the 4 bits a combination gives it");
         // A click's full combination of dimension values as two int32 halves (cheap to print): User-Agent class and
         // place; referrer host, A/B variant, rule and QR flag. One number of both keys its cell.
         const hi = (ids[ua]! << 16) | ids[ip < 0 ? none : ip]!;
