@@ -90,10 +90,18 @@ function countingStore(store: Store) {
     readCells: { value: (...a: Parameters<Store["readCells"]>) => counting("cells", store.readCells(...a)) },
     readSettled: { value: (...a: Parameters<Store["readSettled"]>) => counting("settled", store.readSettled(...a)) },
     readSettledSums: { value: (...a: Parameters<Store["readSettledSums"]>) => counting("settled", store.readSettledSums(...a)) },
+    // Rows of cells summed in the store count as cells.
     readCellSums: {
       value: async (...a: Parameters<Store["readCellSums"]>) => {
         const sums = await store.readCellSums(...a);
         rows.cells += sums.length;
+        return sums;
+      },
+    },
+    readRecentLinkTotals: {
+      value: async (...a: Parameters<Store["readRecentLinkTotals"]>) => {
+        const sums = await store.readRecentLinkTotals(...a);
+        rows.cells += sums?.length ?? 0;
         return sums;
       },
     },
