@@ -116,32 +116,36 @@ export function sqliteLinks(c: SqliteConnection): LinkStore {
     async insertLinks(links: LinkRecord[], events: LinkEvents = []): Promise<boolean[]> {
       if (links.length === 0) return [];
       const inserted = new Set<string>();
-      c.db
-        .transaction(() => {
-          for (let i = 0; i < links.length; i += ROWS_PER_INSERT) {
-            const chunk = links.slice(i, i + ROWS_PER_INSERT);
-            const { changes } = insertStatement(chunk.length).run(...chunk.flatMap(sqliteInsertValues));
-            if (changes === chunk.length) {
-              for (const l of chunk) inserted.add(l.id);
-              continue;
-            }
-            // Some slug was taken. Ids are fresh, so a chunk id now in the table is one this statement inserted.
-            for (let j = 0; j < chunk.length; j += CLICK_CHUNK) {
-              const ids = chunk.slice(j, j + CLICK_CHUNK).map((l) => l.id);
-              const found = c.st<{ id: string }>(`SELECT id FROM links WHERE id IN (${ids.map(() => "?").join(",")})`).all(...ids);
-              for (const r of found) inserted.add(r.id);
-            }
+      const write = () => {
+        for (let i = 0; i < links.length; i += ROWS_PER_INSERT) {
+          const chunk = links.slice(i, i + ROWS_PER_INSERT);
+          const { changes } = insertStatement(chunk.length).run(...chunk.flatMap(sqliteInsertValues));
+          if (changes === chunk.length) {
+            for (const l of chunk) inserted.add(l.id);
+            continue;
           }
-          if (events.length) writeWebhookEvents(c, events.filter((e) => inserted.has(e.linkId)));
-          // Most bulk rows have no tags: the tag index is only written for links that have some.
-          const tagged = links.filter((l) => l.tags.length > 0 && inserted.has(l.id)).map((l) => l.id);
-          if (tagged.length === 0) return;
-          c.st(
-            `INSERT OR IGNORE INTO link_tags (link_id, tag)
-             SELECT l.id, t.value FROM json_each(?) AS ids JOIN links l ON l.id = ids.value, json_each(l.tags) AS t`,
-          ).run(JSON.stringify(tagged));
-        })
-        .immediate();
+          // Some slug was taken. Ids are fresh, so a chunk id now in the table is one this statement inserted.
+          for (let j = 0; j < chunk.length; j += CLICK_CHUNK) {
+            const ids = chunk.slice(j, j + CLICK_CHUNK).map((l) => l.id);
+            const found = c.st<{ id: string }>(`SELECT id FROM links WHERE id IN (${ids.map(() => "?").join(",")})`).all(...ids);
+            for (const r of found) inserted.add(r.id);
+          }
+        }
+        if (events.length) writeWebhookEvents(c, events.filter((e) => inserted.has(e.linkId)));
+        // Most bulk rows have no tags: the tag index is only written for links that have some.
+        const tagged = links.filter((l) => l.tags.length > 0 && inserted.has(l.id)).map((l) => l.id);
+        if (tagged.length === 0) return;
+        c.st(
+          `INSERT OR IGNORE INTO link_tags (link_id, tag)
+           SELECT l.id, t.value FROM json_each(?) AS ids JOIN links l ON l.id = ids.value, json_each(l.tags) AS t`,
+        ).run(JSON.stringify(tagged));
+      };
+      // One INSERT is atomic on its own: the transaction is for what goes with it (events, tag rows, a second
+      // statement). Without them, a bulk of plain links is written without BEGIN IMMEDIATE and COMMIT, which cost it
+      // about 5 ms of 18-31 (500 rows into a file of 40,000-160,000 links, bun:sqlite, alternated: 21.5 ms without,
+      // 27.4 with, medians of 49 each, load 4.5).
+      if (events.length === 0 && links.length <= ROWS_PER_INSERT && links.every((l) => l.tags.length === 0)) write();
+      else c.db.transaction(write).immediate();
       // Rows of one batch are inserted in input order, so of two rows with the same slug the first wins;
       // a later row is "inserted" only if its own id is in the table.
       const claimed = new Set<string>();
