@@ -46,12 +46,26 @@ export async function servedAddressErrors(
   const errors: FieldError[] = [];
   for (const { path, url } of addresses) {
     const host = domainNameOf(url);
-    if (host !== null && (host === self || (await isServed(deps, host, memo)))) {
-      errors.push({ path, message: `must not point to ${host}, a custom domain this service serves (the redirect would loop)` });
-    }
+    if (host !== null && (host === self || (await isServed(deps, host, memo)))) errors.push(servedError(path, host));
   }
   return errors;
 }
+
+/**
+ * servedAddressErrors for many rows at once (a bulk create): each distinct host looked up once, one after the other,
+ * then every row checked without a promise of its own. The errors of each row, in the rows' order.
+ */
+export async function servedAddressErrorsOfRows(deps: Deps, rows: readonly (readonly { path: string; url: string }[])[]): Promise<FieldError[][]> {
+  const hosts = rows.map((addresses) => addresses.map(({ url }) => domainNameOf(url)));
+  const served = new Map<string, boolean>();
+  for (const host of new Set(hosts.flat())) if (host !== null) served.set(host, (await deps.store.getDomainByHostname(host))?.state === "verified");
+  return rows.map((addresses, i) => addresses.flatMap(({ path }, j) => {
+    const host = hosts[i][j];
+    return host !== null && served.get(host) ? [servedError(path, host)] : [];
+  }));
+}
+
+const servedError = (path: string, host: string): FieldError => ({ path, message: `must not point to ${host}, a custom domain this service serves (the redirect would loop)` });
 
 /** The destinations of these changes that are on a verified custom domain, as field errors. */
 export function servedDomainErrors(deps: Deps, changes: LinkChanges, op: "create" | "update", memo: ServedHostMemo = new Map()): Promise<FieldError[]> {

@@ -9,7 +9,7 @@ import { FairLimiter } from "../../shared/limiter.ts";
 import { hashPassword } from "../../shared/passwords.ts";
 import { LINK_STATES, LINK_STATUSES, isOneOf, listed } from "../../shared/enums.ts";
 import { compileLink, linkKey, newLinkRecord, toLinkObject, type LinkRecord } from "../../shared/link.ts";
-import { checkSlug, ownHostsOf, validateLinkInput, type InputContext, type LinkChanges } from "../../shared/link-input.ts";
+import { checkSlug, destinationsOf, ownHostsOf, validateLinkInput, type InputContext, type LinkChanges } from "../../shared/link-input.ts";
 import { BulkCreateInput, type CreateLinkInput, type LinkObject, type UpdateLinkInput } from "../../shared/schemas.ts";
 import { validate } from "../../shared/validation.ts";
 import { generateWebhookSecret } from "../../shared/webhooks/sign.ts";
@@ -18,7 +18,7 @@ import type { LinkFilter } from "../../shared/ports.ts";
 import type { Caller, Deps } from "../deps.ts";
 import { eventsWritten, linkEventsFor } from "../webhooks/events.ts";
 import { defaultLinkDomain, findOnOwnDomains, linkDomainOf } from "../domains/service.ts";
-import { refuseServedDomains, servedDomainErrors, type ServedHostMemo } from "./destinations.ts";
+import { refuseServedDomains, servedAddressErrorsOfRows } from "./destinations.ts";
 import { auditBulk, auditLink } from "../audit/service.ts";
 
 export const BULK_MAX = 500;
@@ -287,9 +287,8 @@ export async function createLinkRows(deps: Deps, caller: Caller, rows: unknown[]
   const inserted = unique.filter((_, i) => ok[i]).map(({ index, row }) => (succeeded(index, row.record, "created"), row.record));
   const publishing = publishNew(deps, inserted);
   await Promise.all(
-    unique.map(async ({ index, row }, i) => {
+    unique.filter((_, i) => !ok[i]).map(async ({ index, row }) => {
       const r = row.record;
-      if (ok[i]) return;
       if (r.externalId !== null && (await findByExternalId(deps, caller, r.externalId))) {
         failed(index, invalidInput([{ path: "/externalId", message: "was taken by another request meanwhile; send the row again to update that link" }]));
       } else {
@@ -306,12 +305,9 @@ export async function createLinkRows(deps: Deps, caller: Caller, rows: unknown[]
 
 /** The prepared rows with a destination on a verified custom domain, by index, with their errors (one lookup per host). */
 async function servedDomainRows(deps: Deps, prepared: { index: number; row: PreparedLink }[]): Promise<Map<number, FieldError[]>> {
-  const memo: ServedHostMemo = new Map();
+  const errors = await servedAddressErrorsOfRows(deps, prepared.map(({ row }) => destinationsOf(row.changes, "create")));
   const out = new Map<number, FieldError[]>();
-  for (const { index, row } of prepared) {
-    const errors = await servedDomainErrors(deps, row.changes, "create", memo);
-    if (errors.length) out.set(index, errors);
-  }
+  prepared.forEach(({ index }, i) => errors[i].length && out.set(index, errors[i]));
   return out;
 }
 
