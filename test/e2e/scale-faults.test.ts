@@ -118,7 +118,8 @@ describe("Postgres down (a private Postgres, stopped and started again)", () => 
     pg = await startPrivatePostgres();
     d = await startDeployment({ redirectors: 1, databaseUrl: pg.url });
     c = api(d.control, await d.createKey("alice@example.com"));
-  }, 30_000);
+    // initdb, a Postgres and a deployment started: about 8 s, past 30 s once in a CI run saturating both cores.
+  }, 60_000);
   afterAll(async () => {
     await d?.stop();
     await pg?.destroy();

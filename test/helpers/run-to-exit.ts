@@ -23,7 +23,9 @@ export async function runToExit(
     stdout: "pipe",
     stderr: "pipe",
   });
-  const timer = setTimeout(() => proc.kill("SIGKILL"), opts.timeoutMs ?? 10_000);
+  // 30 s: a refused start exits in about a second, but a CI run saturating both cores (load 20 once) stretched one past
+  // 10 s; a start that does not refuse at all still fails, killed.
+  const timer = setTimeout(() => proc.kill("SIGKILL"), opts.timeoutMs ?? 30_000);
   const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
   clearTimeout(timer);
   return { code, stdout, stderr };
