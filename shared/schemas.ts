@@ -109,7 +109,7 @@ export const ListLinksQuery = T.Object(
 
 export const BulkRow = T.Union([
   T.Object({
-    index: T.Integer(), ok: T.Literal(true), slug: T.String(), shortUrl: T.String(), target: T.String(),
+    index: T.Integer(), ok: T.Literal(true), slug: T.String(), domain: T.String({ description: "The host the link is on, as the link object names it." }), shortUrl: T.String(), target: T.String(),
     action: T.Union([T.Literal("created"), T.Literal("updated")], { description: "updated: the row's externalId named an existing link, which it changed." }),
   }),
   T.Object({ index: T.Integer(), ok: T.Literal(false), error: T.Unknown() }),

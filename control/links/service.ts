@@ -217,7 +217,7 @@ export async function createLink(deps: Deps, caller: Caller, raw: unknown): Prom
 }
 
 export type BulkRow =
-  | { index: number; ok: true; slug: string; shortUrl: string; target: string; action: "created" | "updated" }
+  | { index: number; ok: true; slug: string; domain: string; shortUrl: string; target: string; action: "created" | "updated" }
   | { index: number; ok: false; error: ReturnType<AppError["toProblem"]> };
 
 /** Bulk create (REST, MCP, the dashboard): createLinkRows, recorded as one audit entry. */
@@ -250,7 +250,7 @@ export async function createLinkRows(deps: Deps, caller: Caller, rows: unknown[]
   const prepared: { index: number; row: PreparedLink }[] = [];
   const failed = (index: number, e: unknown) => (results[index] = { index, ok: false, error: toAppError(e).toProblem() });
   const succeeded = (index: number, r: LinkRecord, action: "created" | "updated") =>
-    (results[index] = { index, ok: true, slug: r.slug, shortUrl: shortUrlOf(deps.config, r.domain, r.slug), target: r.target, action });
+    (results[index] = { index, ok: true, slug: r.slug, domain: r.domain, shortUrl: shortUrlOf(deps.config, r.domain, r.slug), target: r.target, action });
   const pending: Promise<void>[] = [];
   const defaultDomain = await defaultLinkDomain(deps, caller);
   rows.forEach((raw, index) => {

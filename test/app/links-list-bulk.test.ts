@@ -123,7 +123,7 @@ describe("bulk", () => {
     expect([body.results.length, body.created, body.failed]).toEqual([500, 495, 5]);
     expect(body.results.map((r: { index: number }) => r.index)).toEqual([...Array(500).keys()]);
     const first = body.results[0];
-    expect(first).toEqual({ index: 0, ok: true, slug: first.slug, shortUrl: `${BASE_URL}/${first.slug}`, target: "https://bulk.example.com/0", action: "created" });
+    expect(first).toEqual({ index: 0, ok: true, slug: first.slug, domain: new URL(BASE_URL).host, shortUrl: `${BASE_URL}/${first.slug}`, target: "https://bulk.example.com/0", action: "created" });
     expect(body.results[3]).toEqual({ index: 3, ok: false, error: {
       type: "https://clink.dev/problems/invalid-input", title: "Invalid input", status: 400, detail: "url must use http or https", code: "invalid_input",
       errors: [{ path: "/url", message: "must use http or https" }],
