@@ -13,13 +13,13 @@ import type { HotState } from "../shared/ports.ts";
 import { recordClick, type ClickRecorder } from "./click-event.ts";
 import { knownHits, settleHits, takeHit, type HitPolicy } from "./hit-policy.ts";
 import type { DomainTable } from "./domain-table.ts";
-import { hostOf } from "../shared/webhooks/sender.ts";
+import { authorityEnd, authorityStart, hostOf } from "../shared/webhooks/sender.ts";
 import type { LinkCache } from "./link-cache.ts";
 import * as pages from "./pages.ts";
 import { checkPassword, formTooLargeResponse } from "./password-form.ts";
 import { render, unlockedRedirect, type RenderableOutcome, type RenderContext } from "./render.ts";
 import { requestFacts, type FactsContext, type LazyRequestFacts } from "./request-facts.ts";
-import { authorityEnd, authorityStart, slugEnd } from "./slug.ts";
+import { slugEnd } from "./slug.ts";
 
 /** Everything the steps share, built once by createRedirector. */
 export interface Pipeline {

@@ -1,4 +1,5 @@
 /** The slug of a short address, read straight from the request URL (no URL object, no regular expression). */
+import { authorityEnd, authorityStart } from "../shared/webhooks/sender.ts";
 
 /** Slug characters (A-Z a-z 0-9 _ -), as a table: a loop over it is cheaper than a regular expression here. */
 const SLUG_CHAR = (() => {
@@ -14,9 +15,10 @@ const SLUG_MAX = 40;
  * accept it too.
  */
 export function slugOf(url: string): string | null {
-  const pathStart = url.indexOf("/", url.indexOf("//") + 2);
-  if (pathStart < 0) return null;
-  const end = slugEnd(url, pathStart);
+  // The steps serve() takes, which it runs inline to keep the indexes (the cache key is a slice of the URL).
+  const from = authorityStart(url);
+  const pathStart = from < 0 ? -1 : authorityEnd(url, from);
+  const end = pathStart >= 0 && url.charCodeAt(pathStart) === 47 /* / */ ? slugEnd(url, pathStart) : -1;
   return end < 0 ? null : url.slice(pathStart + 1, end);
 }
 
@@ -34,26 +36,6 @@ export function slugEnd(url: string, pathStart: number): number {
     end++;
   }
   return end === pathStart + 1 ? -1 : end;
-}
-
-/**
- * Where the authority of an absolute request URL starts, or -1 when the URL is not absolute: Bun's req.url is the
- * bare request target when the Host header is empty or not a host, and a target such as `//go.example.com/spring`
- * must not name a host (see hostOf, which this and authorityEnd read as the redirector needs it).
- */
-export function authorityStart(url: string): number {
-  return url.startsWith("http") ? url.indexOf("//") + 2 : -1;
-}
-
-/** Where the authority starting at `from` ends: at the path, query or fragment, or the URL's end. */
-export function authorityEnd(url: string, from: number): number {
-  let end = from;
-  while (end < url.length) {
-    const c = url.charCodeAt(end);
-    if (c === 47 /* / */ || c === 63 /* ? */ || c === 35 /* # */) break;
-    end++;
-  }
-  return end;
 }
 
 function isPathEnd(url: string, at: number): boolean {

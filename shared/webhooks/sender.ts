@@ -105,16 +105,26 @@ const USER_AGENT = "clink-webhooks/1";
  * Host header is empty or not a host, and a target such as `//go.example.com/spring` must not name a host.
  */
 export function hostOf(url: string): string {
-  if (!url.startsWith("http")) return "";
-  const from = url.indexOf("//") + 2;
+  const from = authorityStart(url);
+  if (from < 0) return "";
+  const authority = url.slice(from, authorityEnd(url, from));
+  return authority.slice(authority.lastIndexOf("@") + 1).toLowerCase();
+}
+
+/** Where the authority of an absolute URL starts, or -1 when it is not absolute (see hostOf). */
+export function authorityStart(url: string): number {
+  return url.startsWith("http") ? url.indexOf("//") + 2 : -1;
+}
+
+/** Where the authority starting at `from` ends: at the path, query or fragment, or the URL's end. */
+export function authorityEnd(url: string, from: number): number {
   let end = from;
   while (end < url.length) {
     const c = url.charCodeAt(end);
     if (c === 47 /* / */ || c === 63 /* ? */ || c === 35 /* # */) break;
     end++;
   }
-  const authority = url.slice(from, end);
-  return authority.slice(authority.lastIndexOf("@") + 1).toLowerCase();
+  return end;
 }
 
 /** Rejects with the signal's reason when it aborts first (DNS lookups cannot be aborted, only abandoned). */
