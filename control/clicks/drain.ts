@@ -71,6 +71,12 @@ export interface ClickDrainOptions {
   placeLookup: PlaceLookup | null;
   /** Tells first visits (scale mode: Redis; the embedded writer thread: SQLite; tests: memory). */
   visitors: VisitorLedger;
+  /**
+   * Pairs per day the drain remembers having seen first, so their later clicks skip the ledger (FirstVisits): worth
+   * it where a ledger call per pair costs (the writer thread's SQLite, SEEN_PAIRS_PER_DAY); 0, the default, for the
+   * Redis ledger, which tells a read's repeats apart in one script call per shard.
+   */
+  rememberFirstVisits?: number;
   onDrained?: (report: DrainReport) => void;
   /** A failed attempt (retried) or clicks refused for good (skipped); the loop carries on. */
   onError?: (err: Error) => void;
@@ -95,7 +101,7 @@ export class ClickDrain {
 
   constructor(private readonly queue: ClickSource, private readonly sink: ClickSink, private readonly o: ClickDrainOptions) {
     this.policy = o.policy ?? CONSUMER_POLICY;
-    this.firstVisits = new FirstVisits(o.visitors);
+    this.firstVisits = new FirstVisits(o.visitors, o.rememberFirstVisits);
     this.lookups = batchLookups(o.placeLookup);
   }
 
@@ -175,7 +181,7 @@ export class ClickDrain {
 
   /** Forgets the first visits of clicks not written; a ledger down too only costs a few unique visitors. */
   private async unsee(sightings: Sightings, clicks: StoredClick[]): Promise<void> {
-    if (sightings.size === 0) return;
+    if (sightings.clicks.length === 0) return;
     try {
       await this.firstVisits.forget(sightings, clicks);
     } catch (err) {

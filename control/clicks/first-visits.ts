@@ -14,14 +14,20 @@ const DAY_MS = 86_400_000;
 /** Keys of days this far back are dropped from the cache (the ledger forgets them after two days). */
 const KEEP_KEYS_MS = 3 * DAY_MS;
 /**
- * Pairs of a day this process remembers having seen first, so their later clicks skip the ledger (an SQLite
- * insert or a Redis call each: 0.65 µs a click of one visitor's traffic in the embedded writer thread, which
- * shares the two cores with the redirects). Past this many a day's set starts again: only a ledger call is lost.
+ * Pairs of a day the embedded writer thread remembers having seen first, so their later clicks skip its SQLite
+ * ledger (an insert each: 0.65 µs a click of one visitor's traffic, on cores the redirects share). Past this many a
+ * day's set starts again: only a ledger call is lost. The scale-mode consumer remembers none (see FirstVisits).
  */
 export const SEEN_PAIRS_PER_DAY = 200_000;
 
-/** The (link, visitor) pair of each click marked as a first visit: what forget() un-sees if it is not written. */
-export type Sightings = Map<StoredClick, string>;
+/**
+ * The first visits marked in a read, click and pair in turn: what forget() un-sees if they are not written. Two
+ * arrays, not a Map: a read's thousands of first visits are forgotten only when its write fails.
+ */
+export interface Sightings {
+  clicks: StoredClick[];
+  pairs: string[];
+}
 
 export const dayOf = (ts: number): number => ts - (((ts % DAY_MS) + DAY_MS) % DAY_MS);
 
@@ -32,12 +38,22 @@ export class FirstVisits {
    */
   private readonly hashers = new Map<number, Promise<Bun.CryptoHasher>>();
   /**
-   * Per day, the pairs whose first sighting this process marked (and did not forget). Only its own: a pair the
-   * ledger answered "seen" for may be another consumer's first sighting, which that consumer may still forget.
+   * Per day, the pairs whose first sighting this process marked (and did not forget), when it remembers any. Only
+   * its own: a pair the ledger answered "seen" for may be another consumer's first sighting, which that consumer may
+   * still forget.
    */
   private readonly seen = new Map<number, Set<string>>();
+  /** A visitor's HMAC, written in place (digest() into a buffer wants 64 bytes; the first 8 are taken, as hex). */
+  private readonly digest = Buffer.alloc(64);
 
-  constructor(private readonly ledger: VisitorLedger) {}
+  /**
+   * `remember`: pairs per day kept in `seen` (0: none). Remembering costs a Set lookup and insertion per click, and
+   * a Set of the read's pairs asked goes with it; those cost the scale-mode consumer more than the Redis ledger
+   * calls they save (200,000 spread pairs: 1.2-1.5 µs per click with both Sets, 0.14-0.19 µs for the pair strings
+   * alone; the drain's conversion and hashing 2.8 -> 1.4 µs per click in process), so it asks the ledger for every
+   * pair but a visitor's run on one link, and the ledger's script tells repeats apart.
+   */
+  constructor(private readonly ledger: VisitorLedger, private readonly remember = 0) {}
 
   /**
    * Sets `firstVisit` on each stored click (`stored[i]` converted from `events[i]`, or null when it was not);
@@ -45,22 +61,28 @@ export class FirstVisits {
    */
   async mark(events: readonly ClickEvent[], stored: readonly (StoredClick | null)[]): Promise<Sightings> {
     const byDay = new Map<number, number[]>();
+    let lastDay = NaN, lastAt: number[] = [];
     for (let i = 0; i < stored.length; i++) {
       const s = stored[i];
       if (!s) continue;
       const day = dayOf(s.ts);
-      const at = byDay.get(day);
-      if (at === undefined) byDay.set(day, [i]);
-      else at.push(i);
+      if (day !== lastDay) {
+        lastDay = day;
+        let at = byDay.get(day);
+        if (at === undefined) byDay.set(day, (at = []));
+        lastAt = at;
+      }
+      lastAt.push(i);
     }
-    const sightings: Sightings = new Map();
+    const sightings: Sightings = { clicks: [], pairs: [] };
     const days = await Promise.allSettled(
       [...byDay].map(async ([day, at]) => {
         const hasher = await this.hasherOf(day);
-        const seen = this.seenOf(day);
-        // The ledger is asked once per distinct pair not already seen first here, for its first click in the batch.
+        const seen = this.remember > 0 ? this.seenOf(day) : null;
+        // The ledger is asked for the first click of each pair (or of each run of one pair when nothing is remembered).
         const ask: string[] = [], askAt: number[] = [];
-        const asked = new Set<string>();
+        const asked = seen === null ? null : new Set<string>();
+        const digest = this.digest;
         let lastIp: string | null | undefined, lastUa: string | undefined, visitor = "";
         let lastLink: string | undefined, lastVisitor: string | undefined;
         for (const i of at) {
@@ -68,7 +90,8 @@ export class FirstVisits {
           // Hashed per click (a Map of visitors cost about as much as it saved: most differ), except a run of one
           // visitor's clicks, which is common and costs a comparison.
           if (e.ip !== lastIp || e.ua !== lastUa) {
-            visitor = hasher.copy().update(`${e.ip ?? ""}\n${e.ua}`).digest("hex").slice(0, 16);
+            hasher.copy().update(`${e.ip ?? ""}\n${e.ua}`).digest(digest);
+            visitor = digest.toString("hex", 0, 8);
             lastIp = e.ip;
             lastUa = e.ua;
           }
@@ -78,19 +101,22 @@ export class FirstVisits {
           lastLink = linkId;
           lastVisitor = visitor;
           const pair = `${linkId} ${visitor}`;
-          if (seen.has(pair) || asked.has(pair)) continue;
-          asked.add(pair);
+          if (asked !== null) {
+            if (seen!.has(pair) || asked.has(pair)) continue;
+            asked.add(pair);
+          }
           ask.push(pair);
           askAt.push(i);
         }
         const first = ask.length === 0 ? [] : await this.ledger.firstVisits(day, ask);
-        if (seen.size + ask.length > SEEN_PAIRS_PER_DAY) seen.clear();
+        if (seen !== null && seen.size + ask.length > this.remember) seen.clear();
         for (let j = 0; j < ask.length; j++) {
           if (first[j] !== true) continue;
           const s = stored[askAt[j]!]!;
           s.firstVisit = true;
-          sightings.set(s, ask[j]!);
-          seen.add(ask[j]!);
+          sightings.clicks.push(s);
+          sightings.pairs.push(ask[j]!);
+          seen?.add(ask[j]!);
         }
       }),
     );
@@ -104,15 +130,21 @@ export class FirstVisits {
   }
 
   /** Un-sees the first visits of `clicks` (all of `sightings` by default) whose clicks were not written. */
-  async forget(sightings: Sightings, clicks: Iterable<StoredClick> = sightings.keys()): Promise<void> {
+  async forget(sightings: Sightings, clicks?: Iterable<StoredClick>): Promise<void> {
     const byDay = new Map<number, string[]>();
-    for (const c of clicks) {
-      const pair = sightings.get(c);
-      if (pair === undefined) continue;
+    const add = (c: StoredClick, pair: string) => {
       const day = dayOf(c.ts);
       const pairs = byDay.get(day);
       if (pairs === undefined) byDay.set(day, [pair]);
       else pairs.push(pair);
+    };
+    if (clicks === undefined) sightings.clicks.forEach((c, k) => add(c, sightings.pairs[k]!));
+    else {
+      const pairOf = new Map(sightings.clicks.map((c, k) => [c, sightings.pairs[k]!]));
+      for (const c of clicks) {
+        const pair = pairOf.get(c);
+        if (pair !== undefined) add(c, pair);
+      }
     }
     for (const [day, pairs] of byDay) {
       const seen = this.seen.get(day);

@@ -17,6 +17,7 @@ import { SqliteVisitorLedger } from "../../shared/adapters/sqlite/visitors.ts";
 import { openGeoLookups } from "../../shared/facts/geo.ts";
 import { unpackClicks, type PackedClicks } from "../../shared/clicks/columns.ts";
 import { ClickDrain, WRITER_THREAD_POLICY } from "./drain.ts";
+import { SEEN_PAIRS_PER_DAY } from "./first-visits.ts";
 import { withClickEvents } from "../webhooks/events.ts";
 import { startClickMaintenance } from "./maintenance.ts";
 
@@ -70,6 +71,7 @@ async function open(r: Extract<WorkerRequest, { type: "open" }>): Promise<void> 
     policy: WRITER_THREAD_POLICY,
     placeLookup: geo.place,
     visitors,
+    rememberFirstVisits: SEEN_PAIRS_PER_DAY,
     onDrained: (d) => reply({ type: "written", written: d.written, rejected: d.rejected, dropped: 0, oldestTs: d.oldestTs }),
     onError: (err) => reply({ type: "error", message: err.message }),
   });

@@ -124,21 +124,33 @@ for (const q of queues) {
       expect(first).toEqual([[1, true], [2, false], [3, true], [4, true], [5, false], [6, false], [7, true], [86_400_008, true]]);
     });
 
-    test("the ledger is asked once per distinct pair of a read, and not again for pairs this drain saw first", async () => {
+    /**
+     * Two reads through a MemoryVisitorLedger that records the pairs of each call: one visitor's run of clicks, another
+     * visitor between, the first again; then both visitors and a new one.
+     */
+    const twoReads = async (options: Partial<ClickDrainOptions>) => {
       const ledger = new MemoryVisitorLedger();
       const asked: string[][] = [];
       const firstVisits = ledger.firstVisits.bind(ledger);
       ledger.firstVisits = async (day, pairs) => (asked.push([...pairs]), firstVisits(day, pairs));
-      const { queue, drain, batches } = await setUp(q.open, { batchSize: 100, lingerMs: 10 }, { visitors: ledger });
-      // One visitor's run of clicks, another visitor between, the first again: two pairs asked.
+      const { queue, drain, batches } = await setUp(q.open, { batchSize: 100, lingerMs: 10 }, { visitors: ledger, ...options });
       await queue.enqueueClicks([click(1), click(2), click(3, "1.1.1.1"), click(4), click(5)]);
       drain.start();
       await until(() => batches.flat().length === 5);
-      // Next read: both pairs were first here, so only the new visitor is asked.
       await queue.enqueueClicks([click(6), click(7, "1.1.1.1"), click(8, "9.9.9.9")]);
       await until(() => batches.flat().length === 8);
-      expect(asked.map((pairs) => pairs.length)).toEqual([2, 1]);
-      expect(batches.flat().map((c) => c.firstVisit)).toEqual([true, false, true, false, false, false, false, true]);
+      return { asked: asked.map((pairs) => pairs.length), firstVisits: batches.flat().map((c) => c.firstVisit) };
+    };
+    const FIRST_VISITS = [true, false, true, false, false, false, false, true];
+
+    test("remembering first visits (the writer thread), the ledger is asked once per distinct pair of a read, and not again for pairs this drain saw first", async () => {
+      // Two pairs asked in the first read; in the second both were first here, so only the new visitor is asked.
+      expect(await twoReads({ rememberFirstVisits: 1_000 })).toEqual({ asked: [2, 1], firstVisits: FIRST_VISITS });
+    });
+
+    test("remembering nothing (scale mode, the default), every pair but a visitor's run is asked and the ledger tells repeats apart: the same first visits", async () => {
+      // The run of clicks 1-2 is asked once; the first visitor again after another one is asked again.
+      expect(await twoReads({})).toEqual({ asked: [3, 3], firstVisits: FIRST_VISITS });
     });
 
     test("a write that fails forgets the read's first visits, so the retry marks them again", async () => {

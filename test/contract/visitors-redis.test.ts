@@ -44,4 +44,16 @@ describe("Redis VisitorLedger specifics", () => {
       await close();
     }
   });
+
+  test("pairs go to the script one a line: a pair holding a line break is refused, nothing recorded; an empty one keeps its place", async () => {
+    const { a, close } = openLedgers();
+    try {
+      const day = Date.now() - (Date.now() % 86_400_000);
+      const refused = await a.firstVisits(day, ["L1 v1", "L1 v2\nL1 v3"]).then(() => null, (e: unknown) => e);
+      expect((refused as { code?: string } | null)?.code).toBe("invalid_input");
+      expect(await a.firstVisits(day, ["L1 v1", "", "L1 v3", "", "L1 v1"])).toEqual([true, true, true, false, false]);
+    } finally {
+      await close();
+    }
+  });
 });
