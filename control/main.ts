@@ -26,21 +26,7 @@ import { createOps } from "../shared/observability/ops.ts";
 import { observeRedirector } from "../redirector/observe.ts";
 import { observeClickWrites, observeControl } from "./ops/observe-control.ts";
 import { baseHostWarning, exitOnProblem, firstKeyHint } from "../shared/observability/startup-checks.ts";
-
-const CONTROL_SEGMENTS = new Set(["", "api", "mcp", "dashboard", "healthz", "readyz", "metrics", "static", "favicon.ico", "robots.txt", ".well-known", "oauth"]);
-
-/** Paths the control plane answers (by first path segment); everything else is a short address. */
-export function isControlPath(url: string): boolean {
-  const p = url.indexOf("/", url.indexOf("//") + 2);
-  if (p < 0) return true;
-  let end = p + 1;
-  while (end < url.length) {
-    const c = url.charCodeAt(end);
-    if (c === 47 /* / */ || c === 63 /* ? */ || c === 35 /* # */) break;
-    end++;
-  }
-  return CONTROL_SEGMENTS.has(url.slice(p + 1, end));
-}
+import { isControlPath } from "./http/front-door.ts";
 
 const STOP_GRACE_MS = 5_000;
 /** Larger batches than the Redis default: one message to the writer thread per 1,024 clicks under load. */
