@@ -6,6 +6,7 @@
  * database): its days come after that contract's.
  */
 import { beforeAll, describe, expect, test } from "bun:test";
+import { DIMENSION_NAMES, type Dimension } from "../../shared/clicks/dimensions.ts";
 import { grainStart, type RankGrain, type Store } from "../../shared/ports.ts";
 import { click, collect, HOUR, linkFor, type StoreContext, T0 } from "./store-harness.ts";
 
@@ -57,6 +58,19 @@ export function runClickRankedContract(ctx: StoreContext): void {
     }
   }
 
+  /** Checks the link's cells summed per hour, bot and value of `dim` (readCellSums) against its cells summed; the rows' count. */
+  async function expectCellSums(linkId: string, from: number, to: number, dim: Dimension): Promise<number> {
+    const want: Sums = new Map();
+    for await (const cell of store.readCells({ linkId }, from, to)) bump(want, `${cell.hour}|${cell.bot}|${cell.dims[dim]}`, cell.clicks, cell.visitors);
+    const got: Sums = new Map();
+    for (const r of await store.readCellSums(linkId, from, to, dim)) {
+      expect(got.has(`${r.hour}|${r.bot}|${r.value}`)).toBe(false);
+      bump(got, `${r.hour}|${r.bot}|${r.value}`, r.clicks, r.visitors);
+    }
+    expect(sorted(got)).toEqual(sorted(want));
+    return got.size;
+  }
+
   describe("clicks: account totals and ranked link totals", () => {
     test("follow settled days, settled hours, late clicks, imported cells and deleted links; another account's links are not in them", async () => {
       const day = D0;
@@ -101,16 +115,7 @@ export function runClickRankedContract(ctx: StoreContext): void {
       }
       expect(await collect(store.readSettledSums(l1.id, "via", []))).toEqual([]);
       // A link's cells summed per hour, bot and one dimension's value (readCellSums) equal its cells summed.
-      for (const [link, dim] of [[l1, "via"], [l2, "via"], [l1, "country"]] as const) {
-        const want: Sums = new Map();
-        for await (const cell of store.readCells({ linkId: link.id }, day, day + 2 * DAY)) bump(want, `${cell.hour}|${cell.bot}|${cell.dims[dim]}`, cell.clicks, cell.visitors);
-        const got: Sums = new Map();
-        for (const r of await store.readCellSums(link.id, day, day + 2 * DAY, dim)) {
-          expect(got.has(`${r.hour}|${r.bot}|${r.value}`)).toBe(false);
-          bump(got, `${r.hour}|${r.bot}|${r.value}`, r.clicks, r.visitors);
-        }
-        expect(sorted(got)).toEqual(sorted(want));
-      }
+      for (const [link, dim] of [[l1, "via"], [l2, "via"], [l1, "country"]] as const) await expectCellSums(link.id, day, day + 2 * DAY, dim);
       expect(await store.readCellSums(l2.id, day + 2 * HOUR, day + 3 * HOUR, "via")).toEqual([]);
 
       // Hours of the next day settled by settleHours are in that day's totals; cells after them are read by hour.
@@ -145,6 +150,22 @@ export function runClickRankedContract(ctx: StoreContext): void {
       for await (const r of store.readAccountTotals(accountId, day, day + 3 * DAY)) accountClicks += r.clicks;
       expect(accountClicks).toBe(8 + 16); // l1: 4 + 1 bot + 2 + 1 late; l2: 3 + 4 + 9 imported (its click of hour 6 is not settled)
       expect((await sums([false, true])).has(l3.id)).toBe(false);
+    });
+
+    test("a link's cells summed per hour, bot flag and value (readCellSums) equal its cells summed, for every dimension", async () => {
+      const day = D0 + 8 * DAY;
+      const link = linkFor(await ctx.newAccount());
+      await ctx.insertOk([link]);
+      // Every dimension's values vary from click to click, null among them (first, middle and last place of the key).
+      const valueOf = (i: number, j: number) => ((i + j) % 3 === 0 ? null : `v${(i * 7 + j) % 4}`);
+      const dims = (i: number) => Object.fromEntries(DIMENSION_NAMES.map((d, j) => [d, valueOf(i, j)]));
+      await store.recordClicks(Array.from({ length: 60 }, (_, i) =>
+        click(link.id, { ts: day + (i % 2) * HOUR + i, bot: i % 5 === 0, firstVisit: i % 4 === 0, dims: dims(i) })));
+      for (const dim of DIMENSION_NAMES) expect(await expectCellSums(link.id, day, day + 2 * HOUR, dim)).toBeGreaterThan(4);
+      // Only the hours asked for.
+      const second = await store.readCellSums(link.id, day + HOUR, day + 2 * HOUR, "country");
+      expect(second.length).toBeGreaterThan(0);
+      expect(second.every((r) => r.hour === day + HOUR)).toBe(true);
     });
   });
 }

@@ -4,10 +4,10 @@
  * transaction doing its sums in JS.
  */
 import type { Statement } from "bun:sqlite";
-import { DIMENSION_NAMES, type Dimension } from "../../clicks/dimensions.ts";
+import { dimValueReader, type Dimension } from "../../clicks/dimensions.ts";
 import type { CellSumRow, ClickCell, ClickScope, ClickStore, SettledGrain, SettledTotal, StoredClick } from "../../ports.ts";
 import {
-  byBatch, clickLogRow, DAY_MS, dayStart, HOUR_KEYS, NULL_VALUE, parseClickLogRow, settledKey, settledRows, sumCells, toClickCell,
+  byBatch, clickLogRow, DAY_MS, dayStart, HOUR_KEYS, parseClickLogRow, settledKey, settledRows, sumCells, toClickCell,
   toSettledTotal, type CellSum,
 } from "../click-log.ts";
 import { hourStart } from "../link-store-support.ts";
@@ -15,8 +15,6 @@ import { CLICK_CHUNK, type SqliteConnection } from "./connection.ts";
 import { noteRecentCells, pruneRecentCells, RECENT_CELLS, readsRecent, sqliteAccountTotals } from "./account-totals.ts";
 
 const HOUR_MS = 3_600_000;
-/** The separator of a dims key's values (encodeDims), a null value as NULL_VALUE (''). */
-const DIMS_SEPARATOR = "\u0001";
 
 const INSERT_LOG = `INSERT INTO click_log (batch_id, first_ts, last_ts, clicks, data) VALUES (?, ?, ?, ?, ?)
   ON CONFLICT (batch_id) DO NOTHING`;
@@ -30,6 +28,8 @@ const FIRST_CELL_HOUR = `SELECT min((SELECT min(hour) FROM click_cells c WHERE c
 /** Every link's cells in [?, ?), link after link (CROSS JOIN: links first, then each link's primary-key range). */
 const CELLS_BY_LINK = `SELECT c.link_id AS linkId, c.hour, c.dims, c.bot, c.clicks, c.visitors
   FROM links l CROSS JOIN click_cells c WHERE c.link_id = l.id AND c.hour >= ? AND c.hour < ?`;
+/** A link's cells in [?, ?), as arrays (readCellSums). */
+const CELL_ROWS_OF_LINK = `SELECT hour, dims, bot, clicks, visitors FROM click_cells WHERE link_id = ? AND hour >= ? AND hour < ?`;
 const SETTLE_STATE = `SELECT settled_before AS days, max(settled_before, hours_before) AS hours FROM click_settle_state WHERE id = 1`;
 /** A link's hourly dimension rows of one dimension in [?, ?): settleDays replaces them with the day's rows. */
 const DELETE_HOUR_ROWS = `DELETE FROM click_settled WHERE link_id = ? AND dimension = ? AND bucket >= ? AND bucket < ?`;
@@ -160,22 +160,27 @@ export function sqliteClicks(c: SqliteConnection): ClickStore {
     },
 
     async readCellSums(linkId: string, fromHour: number, toHour: number, dimension: Dimension): Promise<CellSumRow[]> {
-      // Summed here, not in SQL (SQLite has no split_part): the rows at once, each dims key cut at one position.
-      const k = DIMENSION_NAMES.indexOf(dimension);
-      const sums = new Map<string, CellSumRow>();
-      const rows = c.st<{ hour: number; dims: string; bot: number; clicks: number; visitors: number }>(
-        `SELECT hour, dims, bot, clicks, visitors FROM click_cells WHERE link_id = ? AND hour >= ? AND hour < ?`,
-      ).all(linkId, fromHour, toHour);
-      for (const r of rows) {
-        const value = r.dims.split(DIMS_SEPARATOR, k + 1)[k] ?? NULL_VALUE;
-        const key = `${r.hour}\u0002${r.bot}\u0002${value}`;
-        const s = sums.get(key);
+      // Summed here, not in SQL: cutting the value out in SQL (instr/substr) and grouping there cost more than
+      // this (4,000 cells of one hour, country: about 2 ms against 1.1; docs/analytics.md). Rows as arrays, the
+      // value cut without splitting the key, sums per hour and value: a busy link's current hour is thousands of cells.
+      const valueOf = dimValueReader(dimension);
+      const byHour = new Map<number, Map<string | null, CellSumRow[]>>();
+      const rows = c.st(CELL_ROWS_OF_LINK).values(linkId, fromHour, toHour) as [number, string, number, number, number][];
+      for (const [hour, dims, bot, clicks, visitors] of rows) {
+        const value = valueOf(dims);
+        let ofHour = byHour.get(hour);
+        if (ofHour === undefined) byHour.set(hour, (ofHour = new Map()));
+        let pair = ofHour.get(value);
+        if (pair === undefined) ofHour.set(value, (pair = []));
+        const s = pair[bot];
         if (s) {
-          s.clicks += r.clicks;
-          s.visitors += r.visitors;
-        } else sums.set(key, { hour: r.hour, bot: r.bot === 1, value: value === NULL_VALUE ? null : value, clicks: r.clicks, visitors: r.visitors });
+          s.clicks += clicks;
+          s.visitors += visitors;
+        } else pair[bot] = { hour, bot: bot === 1, value, clicks, visitors };
       }
-      return [...sums.values()];
+      const sums: CellSumRow[] = [];
+      for (const ofHour of byHour.values()) for (const pair of ofHour.values()) for (const s of pair) if (s) sums.push(s);
+      return sums;
     },
 
     async settledBefore(): Promise<number> {
