@@ -14,18 +14,22 @@
  *   npm run bench:queries                          both stores, full sizes (a few minutes: seeding 10M clicks' cells)
  *   npm run bench:queries -- --quick               1,000,000 vs 10,000 clicks, 10,000 vs 1,000 links
  *   options: --store sqlite|postgres, --clicks small,large, --links small,large, --runs N
+ *   --keep NAME                                    keep the seeded store (clink-bench-queries-NAME in the temporary
+ *                                                  directory, schema clink_bench_queries_NAME) and reuse it in a later
+ *                                                  run with the same sizes in the same UTC hour: the queries alone are
+ *                                                  timed, so before and after a change can alternate cheaply
  *
  * Postgres: DATABASE_URL and REDIS_URL (defaults: the local test database and Redis), in its own schema and key
- * prefix, removed at the end. SQLite: a temporary directory, removed at the end.
+ * prefix, removed at the end (kept with --keep). SQLite: a temporary directory, removed at the end (kept with --keep).
  */
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { measureQueries, type QueryFigure, type QuerySizes } from "./lib/queries.ts";
 
 const { values } = parseArgs({
-  options: { quick: { type: "boolean" }, store: { type: "string" }, clicks: { type: "string" }, links: { type: "string" }, runs: { type: "string" } },
+  options: { quick: { type: "boolean" }, store: { type: "string" }, clicks: { type: "string" }, links: { type: "string" }, runs: { type: "string" }, keep: { type: "string" } },
 });
 const pair = (s: string | undefined, fallback: [number, number]): [number, number] => (s ? (s.split(",").map(Number) as [number, number]) : fallback);
 const sizes: QuerySizes = {
@@ -45,16 +49,19 @@ const print = (f: QueryFigure) =>
 
 for (const store of ["sqlite", "postgres"] as const) {
   if (values.store && values.store !== store) continue;
-  const dir = mkdtempSync(join(tmpdir(), "clink-bench-queries-"));
-  const tag = `${process.pid}`;
+  const keep = values.keep;
+  if (keep !== undefined && !/^[a-z0-9_]+$/.test(keep)) throw new Error(`--keep: a name of a-z, 0-9 and _, not ${JSON.stringify(keep)}`);
+  const dir = keep ? join(tmpdir(), `clink-bench-queries-${keep}`) : mkdtempSync(join(tmpdir(), "clink-bench-queries-"));
+  if (store === "sqlite") mkdirSync(dir, { recursive: true });
+  const tag = keep ?? `${process.pid}`;
   const env: Record<string, string> =
     store === "sqlite"
       ? { DATA_DIR: dir }
       : { DATABASE_URL: databaseUrl, REDIS_URL: redisUrl, DATABASE_SCHEMA: `clink_bench_queries_${tag}`, REDIS_PREFIX: `clinkbench-queries-${tag}` };
   try {
-    const result = await measureQueries({ LOG_LEVEL: "error", ...env }, sizes, (s) => console.log(`[${store}] ${s}`));
+    const result = await measureQueries({ LOG_LEVEL: "error", ...env }, sizes, (s) => console.log(`[${store}] ${s}`), { keep: keep !== undefined });
     for (const f of result) print(f);
   } finally {
-    rmSync(dir, { recursive: true, force: true });
+    if (keep === undefined) rmSync(dir, { recursive: true, force: true });
   }
 }

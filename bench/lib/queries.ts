@@ -10,8 +10,9 @@ import type { Deps } from "../../control/deps.ts";
 import { getAccountAnalytics, getLinkAnalytics } from "../../control/stats/service.ts";
 import type { RawQuery } from "../../control/stats/query.ts";
 import { Database } from "bun:sqlite";
+import { existsSync, rmSync } from "node:fs";
 import { openStorage, sqliteFile } from "../../shared/adapters/open.ts";
-import { loadConfig } from "../../shared/config.ts";
+import { loadConfig, type Config } from "../../shared/config.ts";
 import { newLinkRecord } from "../../shared/link.ts";
 import type { Store } from "../../shared/ports.ts";
 import {
@@ -116,6 +117,48 @@ function countingStore(store: Store) {
   };
 }
 
+/** The table in which a kept store notes what it was seeded for (measureQueries' `keep`). */
+const SEEDED_TABLE = "bench_queries_seeded";
+
+/** What a kept store was seeded for (sizes, current hour), or null: none noted, or no store yet. */
+async function seededFor(config: Config, sql: postgres.Sql | null): Promise<string | null> {
+  if (sql) {
+    const rows = await sql.unsafe<{ seeded: string }[]>(`SELECT seeded FROM ${SEEDED_TABLE}`).catch(() => []);
+    return rows[0]?.seeded ?? null;
+  }
+  if (!existsSync(sqliteFile(config))) return null;
+  const db = new Database(sqliteFile(config));
+  try {
+    return (db.query(`SELECT seeded FROM ${SEEDED_TABLE}`).get() as { seeded: string } | null)?.seeded ?? null;
+  } catch {
+    return null;
+  } finally {
+    db.close();
+  }
+}
+
+/** Notes in the store what it was seeded for. */
+async function noteSeeded(config: Config, sql: postgres.Sql | null, seeded: string): Promise<void> {
+  if (sql) {
+    await sql.unsafe(`CREATE TABLE ${SEEDED_TABLE} (seeded text NOT NULL)`);
+    await sql.unsafe(`INSERT INTO ${SEEDED_TABLE} VALUES ($1)`, [seeded]);
+    return;
+  }
+  const db = new Database(sqliteFile(config));
+  try {
+    db.run(`CREATE TABLE ${SEEDED_TABLE} (seeded TEXT NOT NULL)`);
+    db.run(`INSERT INTO ${SEEDED_TABLE} VALUES (?)`, [seeded]);
+  } finally {
+    db.close();
+  }
+}
+
+/** Empties a kept store seeded for something else: the SQLite files, the Postgres schema. */
+async function emptyStore(config: Config, sql: postgres.Sql | null): Promise<void> {
+  if (sql) await sql.unsafe(`DROP SCHEMA IF EXISTS "${config.databaseSchema}" CASCADE`);
+  else for (const suffix of ["", "-wal", "-shm"]) rmSync(`${sqliteFile(config)}${suffix}`, { force: true });
+}
+
 /** Times `calls` alternately (warm-up first), checking each answer; the median per call. */
 async function alternate(calls: (() => Promise<void>)[], runs: number): Promise<number[][]> {
   for (const call of calls) await call();
@@ -130,23 +173,33 @@ async function alternate(calls: (() => Promise<void>)[], runs: number): Promise<
   return times;
 }
 
-export async function measureQueries(env: Record<string, string>, sizes: QuerySizes, log: (s: string) => void): Promise<QueryFigure[]> {
+/**
+ * `keep`: the store (SQLite's files in DATA_DIR, the Postgres schema) is left in place at the end, noted with what it
+ * was seeded for, and a later call with the same sizes in the same UTC hour times the queries on it without seeding
+ * and settling again (the same clicks: the seeds are fixed, the current hour's cells are the same). Otherwise a kept
+ * store is emptied and seeded anew.
+ */
+export async function measureQueries(env: Record<string, string>, sizes: QuerySizes, log: (s: string) => void, opts: { keep?: boolean } = {}): Promise<QueryFigure[]> {
   const config = loadConfig(env);
   const kind: QueryFigure["store"] = config.mode === "scale" ? "postgres" : "sqlite";
+  const sql = kind === "postgres" ? postgres(config.databaseUrl!, { max: 1, onnotice: () => {}, connection: { search_path: config.databaseSchema! } }) : null;
+  const now = Date.now();
+  const lastHour = now - (now % HOUR);
+  const seeded = JSON.stringify({ lastHour, clicks: sizes.clicks, links: sizes.links });
+  const reuse = opts.keep === true && (await seededFor(config, sql)) === seeded;
+  if (opts.keep && !reuse) await emptyStore(config, sql);
+  if (reuse) log(`reusing the kept store seeded for ${seeded}`);
   const storage = await openStorage(config, { poolSize: 4 });
   const { store } = storage;
-  const sql = kind === "postgres" ? postgres(config.databaseUrl!, { max: 1, onnotice: () => {}, connection: { search_path: config.databaseSchema! } }) : null;
   try {
     await store.migrate();
-    const now = Date.now();
-    const lastHour = now - (now % HOUR);
     const started = performance.now();
     const pool = await clickPool(100_000);
     log(`pool of ${pool.length.toLocaleString("en")} converted clicks in ${((performance.now() - started) / 1000).toFixed(1)} s`);
 
     // Two links of one account, 90 days of hours each up to the current one.
     const linkIds = ["q-quiet", "q-busy"];
-    await insertLinks(store, "bench", linkIds, config.defaultDomain);
+    if (!reuse) await insertLinks(store, "bench", linkIds, config.defaultDomain);
     // As the dashboard's range presets ask: from the start of the UTC day 89 days ago to now (today included).
     const today = now - (now % DAY);
     const firstHour = today - (LINK_DAYS - 1) * DAY;
@@ -165,6 +218,7 @@ export async function measureQueries(env: Record<string, string>, sizes: QuerySi
       return { templates, ...seeded, label: `${seeded.clicks.toLocaleString("en")} clicks, ${seeded.cells.toLocaleString("en")} cells` };
     });
     for (const [i, seed] of linkSeeds.entries()) {
+      if (reuse) continue;
       const t0 = performance.now();
       if (sql) await writeTemplatesPostgres(sql, linkIds[i]!, seed.templates, firstHour, lastHour);
       else writeCellsSqlite(sqliteFile(config), repeatTemplates(linkIds[i]!, seed.templates, firstHour, lastHour));
@@ -180,11 +234,13 @@ export async function measureQueries(env: Record<string, string>, sizes: QuerySi
     const accountHours = (lastHour - accountFrom) / HOUR + 1;
     for (const [i, a] of accounts.entries()) {
       const t0 = performance.now();
-      await insertLinks(store, a.id, a.links, config.defaultDomain);
       const rows = accountCells(pool, a.links, head, lastHour, accountHours, 200 + i);
-      // Postgres: in hour order, as the drain appends them (its BRIN index on hour finds an hour's cells).
-      if (sql) await writeCellsPostgres(sql, byHour(rows));
-      else writeCellsSqlite(sqliteFile(config), rows);
+      if (!reuse) {
+        await insertLinks(store, a.id, a.links, config.defaultDomain);
+        // Postgres: in hour order, as the drain appends them (its BRIN index on hour finds an hour's cells).
+        if (sql) await writeCellsPostgres(sql, byHour(rows));
+        else writeCellsSqlite(sqliteFile(config), rows);
+      }
       const cells = rows.reduce((n, r) => n + r.cells.length, 0);
       accountSeeds.push({ cells, expected: rows.reduce((n, r) => n + nonBot(r.cells), 0) });
       log(`${a.id}: ${a.links.length.toLocaleString("en")} links, ${cells.toLocaleString("en")} cells in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
@@ -192,21 +248,23 @@ export async function measureQueries(env: Record<string, string>, sizes: QuerySi
 
     // The drain notes, as it writes them, which links have cells in hours not settled yet (SQLite's click_recent,
     // docs/analytics.md); seeded cells bypass it, so the note is made here for today's.
-    if (!sql) noteRecentSqlite(sqliteFile(config), today);
+    if (!sql && !reuse) noteRecentSqlite(sqliteFile(config), today);
     let t0 = performance.now();
-    await store.settleDays(today);
+    if (!reuse) await store.settleDays(today);
     const settleS = (performance.now() - t0) / 1000;
-    log(`settleDays(today) in ${settleS.toFixed(1)} s`);
+    const settledIn = reuse ? "earlier (a kept store)" : `in ${settleS.toFixed(1)} s`;
+    log(`settleDays(today) ${settledIn}`);
     // Today's whole hours, as the maintenance pass settles them every few minutes: the current hour stays cells.
     t0 = performance.now();
-    await store.settleHours(now);
+    if (!reuse) await store.settleHours(now);
     log(`settleHours(now) in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
-    if (sql) {
+    if (sql && !reuse) {
       // As autovacuum would have by now: statistics, and the BRIN ranges of the seeded cells summarized (an
       // account's unsettled hour is found by hour; unsummarized ranges are read whole).
       await sql`ANALYZE links, click_cells, click_settled, click_link_totals, click_account_totals`;
       await sql`SELECT brin_summarize_new_values('click_cells_hour'), brin_summarize_new_values('click_cell_sets_hour')`;
     }
+    if (opts.keep && !reuse) await noteSeeded(config, sql, seeded);
 
     const deps = { config, store, hot: storage.hot, now: () => now } as Deps;
     // Untimed: the same questions once more through a store that counts the rows the engine reads.
@@ -247,7 +305,7 @@ export async function measureQueries(env: Record<string, string>, sizes: QuerySi
     const fmt = (n: number) => n.toLocaleString("en");
     const side = (label: string, times: number[], cells: number): QuerySide => ({ label, ms: median(times), runs: times.length, cells });
     const hoursToday = (now - today) / HOUR;
-    const common = `settleDays settled every day before today in ${settleS.toFixed(1)} s, settleHours today's whole hours; of today's ${hoursToday.toFixed(1)} hours the current one is read from cells (run at ${iso(now).slice(11, 16)} UTC).`;
+    const common = `settleDays settled every day before today ${settledIn}, settleHours today's whole hours; of today's ${hoursToday.toFixed(1)} hours the current one is read from cells (run at ${iso(now).slice(11, 16)} UTC).`;
     const link = {
       id: "query-link" as const, store: kind, title: `link, 90 days, interval=day&groupBy=country, ${fmt(sizes.clicks[1])} vs ${fmt(sizes.clicks[0])} clicks`,
       small: side(linkSeeds[0]!.label, linkTimes[0]!, linkSeeds[0]!.cells),
@@ -274,7 +332,7 @@ export async function measureQueries(env: Record<string, string>, sizes: QuerySi
     await storage.hot.close();
     await store.close();
     if (sql) {
-      await sql.unsafe(`DROP SCHEMA IF EXISTS "${config.databaseSchema}" CASCADE`).catch(() => {});
+      if (!opts.keep) await sql.unsafe(`DROP SCHEMA IF EXISTS "${config.databaseSchema}" CASCADE`).catch(() => {});
       await sql.end();
       const redis = new Redis(config.redisUrl!, { maxRetriesPerRequest: 1 });
       await deleteKeys(redis, config.redisPrefix).catch(() => {});
