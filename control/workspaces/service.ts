@@ -230,8 +230,7 @@ export async function deleteWorkspace(deps: Deps, caller: Caller): Promise<void>
 
 export async function listMembers(deps: Deps, caller: Caller): Promise<{ members: MemberObject[] }> {
   const members = await deps.store.listMembers(caller.workspaceId);
-  const emails = await Promise.all(members.map(async (m) => (await deps.store.getAccount(m.accountId))?.email ?? null));
-  return { members: members.map((m, i) => toMemberObject(m, emails[i]!)) };
+  return { members: members.map((m) => toMemberObject(m, m.email)) };
 }
 
 async function memberOf(deps: Deps, caller: Caller, accountId: unknown): Promise<MemberRecord> {

@@ -68,6 +68,10 @@ export const WORKSPACE_COLUMNS = `id, name, personal_of AS "personalOf", default
 /** Migrations 25 (SQLite) and 27 (Postgres): a workspace's default domain, by hostname (no foreign key: see WorkspaceRecord). */
 export const WORKSPACE_DEFAULT_DOMAIN_DDL = `ALTER TABLE workspaces ADD COLUMN default_domain TEXT;`;
 export const MEMBER_COLUMNS = `workspace_id AS "workspaceId", account_id AS "accountId", role, created_at AS "createdAt"`;
+/** A workspace's member list (listMembers) with each account's email, in one statement; `collate`: Postgres's "C". */
+export const memberListingSql = (workspace: string, collate = "") => `SELECT m.workspace_id AS "workspaceId", m.account_id AS "accountId",
+  m.role, m.created_at AS "createdAt", a.email FROM workspace_members m LEFT JOIN accounts a ON a.id = m.account_id
+  WHERE m.workspace_id = ${workspace} ORDER BY m.created_at, m.account_id${collate}`;
 export const INVITATION_COLUMNS = `id, workspace_id AS "workspaceId", token_hash AS "tokenHash", role, created_by AS "createdBy",
   created_at AS "createdAt", expires_at AS "expiresAt", used_at AS "usedAt", used_by AS "usedBy", revoked_at AS "revokedAt"`;
 

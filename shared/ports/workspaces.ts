@@ -26,6 +26,11 @@ export interface MemberRecord {
   createdAt: number;
 }
 
+/** A member as a workspace's member list shows it: with the account's email (null only if the account is gone). */
+export interface MemberListing extends MemberRecord {
+  email: string | null;
+}
+
 /** A workspace as one of its members sees it in a list: with the member's role. */
 export interface Membership {
   workspace: WorkspaceRecord;
@@ -65,7 +70,8 @@ export interface WorkspaceStore {
   /** The workspaces an account belongs to, personal first, then by name. */
   listMemberships(accountId: string): Promise<Membership[]>;
   getMember(workspaceId: string, accountId: string): Promise<MemberRecord | null>;
-  listMembers(workspaceId: string): Promise<MemberRecord[]>;
+  /** The workspace's members with their emails, oldest first (one read, however many members). */
+  listMembers(workspaceId: string): Promise<MemberListing[]>;
   /** false: not a member. */
   setMemberRole(workspaceId: string, accountId: string, role: Role): Promise<boolean>;
   /**

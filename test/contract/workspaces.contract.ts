@@ -43,7 +43,7 @@ export function runWorkspaceContract(name: string, make: () => Promise<Store>, c
       expect(await s().getWorkspace(a)).toEqual(personal);
       expect(await s().listMemberships(a)).toEqual([{ workspace: personal, role: "owner" }]);
       expect(await s().getMember(a, a)).toEqual({ workspaceId: a, accountId: a, role: "owner", createdAt: T0 });
-      expect(await s().listMembers(a)).toEqual([{ workspaceId: a, accountId: a, role: "owner", createdAt: T0 }]);
+      expect(await s().listMembers(a)).toEqual([{ workspaceId: a, accountId: a, role: "owner", createdAt: T0, email: `${a}@example.com` }]);
       // An email taken: neither a second account nor a workspace is written.
       const again = uid();
       expect(await s().createAccount({ id: again, email: `${a}@example.com`, passwordHash: "h", createdAt: T0 })).toBe(false);
@@ -58,7 +58,7 @@ export function runWorkspaceContract(name: string, make: () => Promise<Store>, c
       expect(await s().createWorkspace(beta, a)).toBe(true);
       expect(await s().createWorkspace({ ...zeta, name: "Other" }, await ctx.newAccount())).toBe(false);
       expect(await s().getWorkspace(zeta.id)).toEqual(zeta);
-      expect(await s().listMembers(zeta.id)).toEqual([{ workspaceId: zeta.id, accountId: a, role: "owner", createdAt: T0 }]);
+      expect(await s().listMembers(zeta.id)).toEqual([{ workspaceId: zeta.id, accountId: a, role: "owner", createdAt: T0, email: `${a}@example.com` }]);
       expect((await s().listMemberships(a)).map((m) => [m.workspace.name, m.role])).toEqual([["Personal", "owner"], ["Beta", "owner"], ["Zeta", "owner"]]);
       expect(await s().renameWorkspace(zeta.id, "Alpha")).toBe(true);
       expect(await s().renameWorkspace(uid(), "Nobody")).toBe(false);
@@ -90,7 +90,7 @@ export function runWorkspaceContract(name: string, make: () => Promise<Store>, c
       expect(await s().getMember(w.id, m)).toEqual({ workspaceId: w.id, accountId: m, role: "admin", createdAt: T0 + 5 });
       expect(await s().setMemberRole(w.id, outsider, "owner")).toBe(false);
       expect(await s().getMember(w.id, outsider)).toBeNull();
-      expect((await s().listMembers(w.id)).map((r) => [r.accountId, r.role])).toEqual([[owner, "owner"], [m, "admin"]]);
+      expect((await s().listMembers(w.id)).map((r) => [r.accountId, r.role, r.email])).toEqual([[owner, "owner", `${owner}@example.com`], [m, "admin", `${m}@example.com`]]);
       expect((await s().listMemberships(m)).map((r) => [r.workspace.id, r.role])).toEqual([[m, "owner"], [w.id, "admin"]]);
     });
 

@@ -2,9 +2,9 @@
 import type postgres from "postgres";
 import type { Role } from "../../enums.ts";
 import type { ExportRecord } from "../../ports/admin.ts";
-import type { InvitationRecord, InvitationRefusal, MemberRecord, Membership, WorkspaceRecord, WorkspaceStore } from "../../ports/workspaces.ts";
+import type { InvitationRecord, InvitationRefusal, MemberListing, MemberRecord, Membership, WorkspaceRecord, WorkspaceStore } from "../../ports/workspaces.ts";
 import {
-  INVITATION_COLUMNS, INVITATION_INSERT, invitationRefusal, invitationValues, MEMBER_COLUMNS, membershipOrder, WORKSPACE_COLUMNS,
+  INVITATION_COLUMNS, INVITATION_INSERT, invitationRefusal, invitationValues, MEMBER_COLUMNS, memberListingSql, membershipOrder, WORKSPACE_COLUMNS,
   WORKSPACE_OWNED_TABLES, workspacesDdl,
 } from "../workspace-rows.ts";
 import type { PostgresConnection } from "./connection.ts";
@@ -93,11 +93,8 @@ export function postgresWorkspaces(c: PostgresConnection): WorkspaceStore {
         (await sql<MemberRecord[]>`SELECT ${memberCols} FROM workspace_members WHERE workspace_id = ${workspaceId} AND account_id = ${accountId}`)[0] ?? null);
     },
 
-    listMembers(workspaceId: string): Promise<MemberRecord[]> {
-      return c.run(async () => [
-        ...(await sql<MemberRecord[]>`
-          SELECT ${memberCols} FROM workspace_members WHERE workspace_id = ${workspaceId} ORDER BY created_at, account_id COLLATE "C"`),
-      ]);
+    listMembers(workspaceId: string): Promise<MemberListing[]> {
+      return c.run(async () => [...(await sql.unsafe<MemberListing[]>(memberListingSql("$1", ` COLLATE "C"`), [workspaceId]))]);
     },
 
     setMemberRole(workspaceId: string, accountId: string, role: Role): Promise<boolean> {

@@ -2,9 +2,9 @@
 import type { Database } from "bun:sqlite";
 import type { Role } from "../../enums.ts";
 import type { ExportRecord } from "../../ports/admin.ts";
-import type { InvitationRecord, MemberRecord, Membership, WorkspaceRecord, WorkspaceStore } from "../../ports/workspaces.ts";
+import type { InvitationRecord, MemberListing, MemberRecord, Membership, WorkspaceRecord, WorkspaceStore } from "../../ports/workspaces.ts";
 import {
-  INVITATION_COLUMNS, INVITATION_INSERT, invitationRefusal, invitationValues, MEMBER_COLUMNS, membershipOrder, WORKSPACE_COLUMNS,
+  INVITATION_COLUMNS, INVITATION_INSERT, invitationRefusal, invitationValues, MEMBER_COLUMNS, memberListingSql, membershipOrder, WORKSPACE_COLUMNS,
   WORKSPACE_OWNED_TABLES, workspacesDdl,
 } from "../workspace-rows.ts";
 import type { SqliteConnection } from "./connection.ts";
@@ -114,8 +114,8 @@ export function sqliteWorkspaces(c: SqliteConnection): WorkspaceStore {
       return c.st<MemberRecord>(`${MEMBER_SELECT} WHERE workspace_id = ? AND account_id = ?`).get(workspaceId, accountId) ?? null;
     },
 
-    async listMembers(workspaceId: string): Promise<MemberRecord[]> {
-      return c.st<MemberRecord>(`${MEMBER_SELECT} WHERE workspace_id = ? ORDER BY created_at, account_id`).all(workspaceId);
+    async listMembers(workspaceId: string): Promise<MemberListing[]> {
+      return c.st<MemberListing>(memberListingSql("?")).all(workspaceId);
     },
 
     async setMemberRole(workspaceId: string, accountId: string, role: Role): Promise<boolean> {
