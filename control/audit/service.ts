@@ -20,7 +20,7 @@ export const AUDIT_ACTIONS = [
   "key.created", "key.revoked",
   "domain.created", "domain.verified", "domain.updated", "domain.deleted",
   "webhook.created", "webhook.deleted",
-  "session.signed_in", "session.signed_out",
+  "session.signed_in", "session.signed_out", "session.sign_in_failed",
   "oauth.connected", "oauth.disconnected",
   "workspace.created", "workspace.updated", "workspace.deleted",
   "member.role_changed", "member.removed",
@@ -124,7 +124,7 @@ export async function appendAudit(deps: Deps, entries: AuditEntry[]): Promise<vo
  * Records a dashboard sign-in or sign-out in every workspace the account belongs to (each team sees who came in),
  * or in its personal workspace when it belongs to none; never throws.
  */
-export async function auditSession(deps: Deps, accountId: string, action: "session.signed_in" | "session.signed_out", detail: Record<string, unknown> = {}): Promise<void> {
+export async function auditSession(deps: Deps, accountId: string, action: "session.signed_in" | "session.signed_out" | "session.sign_in_failed", detail: Record<string, unknown> = {}): Promise<void> {
   const workspaces = await deps.store.listMemberships(accountId).then((ms) => ms.map((m) => m.workspace.id), () => []);
   const at = deps.now();
   const ids = workspaces.length > 0 ? workspaces : [accountId];

@@ -84,6 +84,11 @@ export async function signIn({ ctx, form }: FormCtx<RequestCtx>): Promise<Respon
   await throttleSignIn(ctx, email);
   const account = await verifyCredentials(ctx.deps, email, field(form, "password"));
   if (!account) {
+    // A wrong password for an existing account is recorded where its sign-ins are (each team sees someone trying);
+    // an unknown email has no workspace to record it in. The answer is the same either way. Attempts are throttled
+    // above, so entries come no faster than the sign-in limit lets them.
+    const target = await ctx.deps.store.getAccountByEmail(email).catch(() => null);
+    if (target) await auditSession(ctx.deps, target.id, "session.sign_in_failed");
     const error = { detail: "Wrong email or password.", errors: [] };
     return htmlResponse(401, authPage({ kind: "signin", csrf: field(form, "_csrf"), email, next, error, signupOpen: ctx.deps.config.signup === "open" }));
   }

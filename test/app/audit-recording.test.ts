@@ -11,7 +11,7 @@ import type { ListedAuditEntry } from "../../shared/ports.ts";
 import { Metrics } from "../../shared/observability/metrics.ts";
 import { BASE_URL, jsonOf, passwordOf, startControlPlane, type InProcessControlPlane, type TestKey } from "../helpers/in-process.ts";
 import { importToEnd } from "./imports-helpers.ts";
-import { signedInVisitor } from "../helpers/dashboard-visitor.ts";
+import { signedInVisitor, Visitor } from "../helpers/dashboard-visitor.ts";
 import { OAuthTestClient } from "../helpers/oauth-client.ts";
 
 let cp: InProcessControlPlane;
@@ -171,6 +171,17 @@ describe("domains, webhooks, sessions and OAuth connections", () => {
       ["session.signed_in", account.id, null, email],
       ["session.signed_out", account.id, null, email],
     ]);
+  });
+
+  test("a wrong password for an account is recorded as a failed sign-in; an unknown email records nothing", async () => {
+    const email = "audit-failed@example.com";
+    const account = await cp.account(email);
+    const entries = await recorded(async () => {
+      const v = new Visitor(BASE_URL, cp.handle);
+      expect((await v.submit("/dashboard/signin", "/dashboard/signin", { email, password: "not-the-password" })).status).toBe(401);
+      expect((await v.submit("/dashboard/signin", "/dashboard/signin", { email: "nobody-here@example.com", password: "whatever-1234" })).status).toBe(401);
+    }, account.id);
+    expect(entries.map((e) => [e.action, e.actorAccountId, e.actorKeyId, e.targetType, e.detail])).toEqual([["session.sign_in_failed", account.id, null, null, {}]]);
   });
 
   test("an OAuth application connected, acting through its grant, and disconnected", async () => {
