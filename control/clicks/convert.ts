@@ -23,10 +23,12 @@ export interface ClickLookups {
   place: PlaceLookup | null;
   referrerHost: (referrer: string) => string | null;
   /**
-   * The last click converted and its dimensions: the next one with the same facts (a visitor's run of clicks, a
-   * busy link's) shares them, so the later steps see the same object and compare nothing.
+   * The last click whose dimensions were made, and those dimensions: the next one with the same facts (a visitor's
+   * run of clicks, a busy link's) shares them, so the later steps see the same object and compare nothing. Two
+   * fields, not an object of both: spread traffic makes new dimensions nearly every click.
    */
-  last?: { event: ClickEvent; dims: ClickDims };
+  lastEvent?: ClickEvent;
+  lastDims?: ClickDims;
 }
 
 /** Whether two events have the facts their dimensions come from in common. */
@@ -46,9 +48,14 @@ function deviceDims(info: DeviceInfo): DeviceDims {
 
 /** `batch`: the delivery the click came in (see StoredClick.batch). */
 export function toStoredClick(e: ClickEvent, batch: string, lookups: ClickLookups): StoredClick {
-  const last = lookups.last;
-  const dims = last !== undefined && sameFacts(e, last.event) ? last.dims : clickDims(e, lookups);
-  if (last === undefined || last.dims !== dims) lookups.last = { event: e, dims };
+  const last = lookups.lastEvent;
+  let dims: ClickDims;
+  if (last !== undefined && sameFacts(e, last)) dims = lookups.lastDims!;
+  else {
+    dims = clickDims(e, lookups);
+    lookups.lastEvent = e;
+    lookups.lastDims = dims;
+  }
   return {
     batch, linkId: e.linkId, ts: e.ts, dims, bot: isCrawler(e.ua), firstVisit: false,
     referrerUrl: e.referrer ? e.referrer.slice(0, MAX_REFERRER_URL) : null,

@@ -179,7 +179,8 @@ export function postgresClicks(c: PostgresConnection): ClickStore {
             SELECT 'b', batch_id FROM ins`;
           const [days, hours] = known.find((k) => k.kind === "s")!.id.split(",").map(Number);
           const fresh = new Set(known.filter((k) => k.kind === "b").map((k) => k.id));
-          const counted = [...batches].filter(([batch]) => fresh.has(batch)).flatMap(([, of]) => of);
+          // Every batch new (no redelivery): the clicks as given, not a copy of 40,000 gathered batch by batch.
+          const counted = fresh.size === batches.size ? clicks : [...batches].filter(([batch]) => fresh.has(batch)).flatMap(([, of]) => of);
           if (counted.length === 0) return;
           await writeCellSets(tx, counted, { days: days!, hours: hours! });
         }),
