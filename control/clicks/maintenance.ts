@@ -14,6 +14,11 @@
 import type { ClickStore } from "../../shared/ports.ts";
 
 export const CLICK_MAINTENANCE_INTERVAL_MS = 10 * 60_000;
+/**
+ * How often busy link-hours are folded into their digests (shared/adapters/hour-digests.ts): a read of such an hour
+ * takes its digest plus the cells of at most this long (a link of 10,000,000 clicks in 90 days: about 80).
+ */
+export const FOLD_INTERVAL_MS = 60_000;
 const DAY_MS = 86_400_000;
 const HOUR_MS = 3_600_000;
 
@@ -74,25 +79,42 @@ export async function maintainClicks(deps: ClickMaintenanceDeps, stopped: () => 
   }
 }
 
+/** What the loop needs besides a pass's: a store that folds busy link-hours. */
+export type ClickUpkeepDeps = ClickMaintenanceDeps & { store: Pick<ClickStore, "foldBusyHours"> };
+
+/** Folds the busy link-hours into their digests. Never rejects. */
+export async function foldBusyHours(deps: ClickUpkeepDeps): Promise<void> {
+  try {
+    await deps.store.foldBusyHours();
+  } catch (err) {
+    deps.onError(err);
+  }
+}
+
 /**
- * Runs a pass now and every `everyMs` (default 10 minutes), one at a time. stop() waits for a pass under way,
- * which ends after the day it is settling (the next pass goes on from there).
+ * Runs a pass now and every `everyMs` (default 10 minutes), and a fold of busy link-hours every `foldEveryMs`
+ * (default a minute), each one at a time and never both at once. stop() waits for the one under way; a pass ends
+ * after the day it is settling (the next pass goes on from there).
  */
-export function startClickMaintenance(deps: ClickMaintenanceDeps, everyMs = CLICK_MAINTENANCE_INTERVAL_MS): { stop(): Promise<void> } {
+export function startClickMaintenance(deps: ClickUpkeepDeps, everyMs = CLICK_MAINTENANCE_INTERVAL_MS, foldEveryMs = FOLD_INTERVAL_MS): { stop(): Promise<void> } {
   let running: Promise<void> | null = null;
   let stopping = false;
-  const pass = () => {
-    running ??= maintainClicks(deps, () => stopping).finally(() => {
+  const start = (work: () => Promise<void>) => () => {
+    running ??= work().finally(() => {
       running = null;
     });
   };
+  const pass = start(() => maintainClicks(deps, () => stopping));
   pass();
   const timer = setInterval(pass, everyMs);
   timer.unref?.();
+  const folds = setInterval(start(() => foldBusyHours(deps)), foldEveryMs);
+  folds.unref?.();
   return {
     async stop() {
       stopping = true;
       clearInterval(timer);
+      clearInterval(folds);
       await running;
     },
   };

@@ -164,6 +164,14 @@ export interface ClickStore {
    * breakdown by one dimension needs a row per value.
    */
   readCellSums(linkId: string, fromHour: number, toHour: number, dimension: Dimension): Promise<CellSumRow[]>;
+  /**
+   * Folds the cells of busy link-hours not settled yet into their hour digests (shared/adapters/hour-digests.ts):
+   * those with at least `minCells` (default FOLD_MIN_CELLS) cells written since their last fold, as this process
+   * counted them, and on a process's first call those the store holds with that many cells not folded. Changes no
+   * answer of any read, only what readCellSums reads for them. Answers how many link-hours it folded. Safe to run
+   * from several processes at once.
+   */
+  foldBusyHours(minCells?: number): Promise<number>;
   /** The start of the first UTC day not settled yet (0 before anything is settled). */
   settledBefore(): Promise<number>;
   /**

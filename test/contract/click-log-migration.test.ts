@@ -39,8 +39,9 @@ const rawClicksOf = (store: Store, linkId: string) => collect(store.readClickLog
 
 /** What must hold after the upgrade, through the store; `tables` lists the click tables left. */
 async function checkUpgraded(store: Store, tables: () => Promise<string[]>, more: string[] = []) {
-  // click_account_totals, click_link_totals: account totals and ranked link totals (SQLite 26, Postgres 28).
-  const totals = ["click_account_totals", "click_link_totals"];
+  // click_account_totals, click_link_totals: account totals and ranked link totals (SQLite 26, Postgres 28);
+  // click_hour_digests: busy link-hours' digests (SQLite 27, Postgres 29).
+  const totals = ["click_account_totals", "click_hour_digests", "click_link_totals"];
   expect(await tables()).toEqual([...more, ...totals, "click_cells", "click_log", "click_settle_state", "click_settled"].sort());
   expect(await rawClicksOf(store, "l1")).toEqual([
     old(`minute:${T}:l1`, T + 1_000, "US", "mobile", "Safari", "iOS", "https://ref.example/x", "1"),

@@ -167,5 +167,51 @@ export function runClickRankedContract(ctx: StoreContext): void {
       expect(second.length).toBeGreaterThan(0);
       expect(second.every((r) => r.hour === day + HOUR)).toBe(true);
     });
+
+    test("hour digests: a busy link-hour folded sums the same, with cells written after each fold, imported ones, and once settled", async () => {
+      const day = D0 + 16 * DAY;
+      await store.settleDays(day); // the days before: this day is the first not settled, its hours settle by the hour
+      const link = linkFor(await ctx.newAccount());
+      await ctx.insertOk([link]);
+      const valueOf = (i: number, j: number) => ((i + j) % 3 === 0 ? null : `v${(i * 5 + j) % 6}`);
+      const clicks = (from: number, n: number, hour: number, batch: string) => Array.from({ length: n }, (_, k) => {
+        const i = from + k;
+        // A city of its own for most clicks (as a busy link's cells are mostly one click each), null for some.
+        const dims = Object.fromEntries(DIMENSION_NAMES.map((d, j) => [d, d === "city" ? (i % 9 === 0 ? null : `c${i}`) : valueOf(i, j)]));
+        return click(link.id, { ts: day + hour * HOUR + i, batch, bot: i % 7 === 0, firstVisit: i % 3 === 0, dims });
+      });
+      const everyDim = async (from: number, to: number) => {
+        for (const dim of DIMENSION_NAMES) await expectCellSums(link.id, from, to, dim);
+      };
+      await store.recordClicks([...clicks(0, 80, 2, "digest-1"), ...clicks(0, 10, 3, "digest-1")]);
+      await everyDim(day, day + DAY);
+      // Folded: the link-hours with at least the cells asked for since their last fold (both hours, one cell each at least).
+      expect(await store.foldBusyHours(1)).toBeGreaterThanOrEqual(2);
+      await everyDim(day, day + DAY);
+      expect(await store.foldBusyHours(1)).toBe(0); // nothing written since
+      // Written after the fold: new cells and more clicks in folded ones are read beside the digest.
+      await store.recordClicks([...clicks(40, 60, 2, "digest-2")]);
+      await everyDim(day + 2 * HOUR, day + 3 * HOUR);
+      await everyDim(day, day + DAY);
+      expect(await store.foldBusyHours(50)).toBe(1); // about 60 cells written to hour 2 since its fold, none to hour 3
+      await everyDim(day, day + DAY);
+      // Imported cells of a folded hour (an import of an export) count as well.
+      await store.importRecords([{ type: "cell", data: { linkId: link.id, hour: day + 2 * HOUR, dims: click(link.id).dims, bot: false, clicks: 9, visitors: 2 } }]);
+      await everyDim(day, day + DAY);
+      await store.foldBusyHours(1); // folded or not (a store may count only the cells its click writes made), the same sums
+      await everyDim(day, day + DAY);
+      // Settled hours (their digests dropped) and a range across settled and unsettled hours.
+      await store.recordClicks([...clicks(100, 20, 3, "digest-3")]);
+      expect(await store.settleHours(day + 3 * HOUR)).toBe(day + 3 * HOUR);
+      await everyDim(day, day + DAY);
+      await everyDim(day + 2 * HOUR, day + 3 * HOUR);
+      await store.settleDays(day + DAY);
+      await everyDim(day, day + DAY);
+      // A deleted link's cells and digests go with it.
+      await store.recordClicks([...clicks(0, 30, 30, "digest-4")]);
+      expect(await store.foldBusyHours(1)).toBeGreaterThanOrEqual(1);
+      await store.deleteLink(link.id);
+      expect(await store.readCellSums(link.id, day, day + 2 * DAY, "country")).toEqual([]);
+    });
   });
 }

@@ -30,6 +30,7 @@ async function storeWithClicks(): Promise<SqliteStore> {
 
 const pick = (s: SqliteStore) => ({
   settledBefore: () => s.settledBefore(), settleHours: (before: number) => s.settleHours(before), pruneClickLog: (before: number) => s.pruneClickLog(before),
+  foldBusyHours: (minCells?: number) => s.foldBusyHours(minCells),
 });
 
 const logCount = async (store: SqliteStore) => {
@@ -149,6 +150,37 @@ describe("click maintenance", () => {
     expect(await logCount(store)).toBe(3); // the prune waits for the next pass too
     await maintainClicks({ store, firstCellDay, retentionDays: 1, now: () => NOW, onError: () => {} });
     expect(await store.settledBefore()).toBe(TODAY);
+  });
+
+  test("the loop folds busy link-hours every foldEveryMs besides its passes, never two at once; a failed fold is reported", async () => {
+    const store = await storeWithClicks();
+    let folds = 0, busy = 0, most = 0;
+    const errors: unknown[] = [];
+    const track = async <T>(work: () => Promise<T>) => {
+      most = Math.max(most, ++busy);
+      try {
+        return await work();
+      } finally {
+        busy--;
+      }
+    };
+    const recording = {
+      ...pick(store),
+      settleDays: (before: number) => track(() => store.settleDays(before)),
+      foldBusyHours: (minCells?: number) => track(async () => {
+        if (++folds === 2) throw new Error("database away");
+        await Bun.sleep(5);
+        return store.foldBusyHours(minCells);
+      }),
+    };
+    const loop = startClickMaintenance({ store: recording, retentionDays: 0, now: () => NOW, onError: (e) => errors.push(e) }, 60_000, 10);
+    while (folds < 4) await Bun.sleep(5);
+    await loop.stop();
+    const after = folds;
+    await Bun.sleep(40);
+    expect(folds).toBe(after); // none after stop()
+    expect(most).toBe(1);
+    expect(errors.map((e) => (e as Error).message)).toEqual(["database away"]);
   });
 
   test("the loop runs a pass at once, and stop() waits for it", async () => {

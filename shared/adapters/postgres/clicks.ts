@@ -14,6 +14,7 @@ import type { TransactionSql } from "postgres";
 import { hourStart } from "../link-store-support.ts";
 import type { PostgresConnection } from "./connection.ts";
 import { postgresAccountTotals, RECENT_CELLS, RECENT_HOURS_MAX } from "./account-totals.ts";
+import { BusyHours, digestRows, FOLD_MIN_CELLS, type FoldCell } from "../hour-digests.ts";
 
 const HOUR_MS = 3_600_000;
 
@@ -91,8 +92,9 @@ const scopedRead = (scope: ClickScope, select: (linkMatch: string) => string) =>
  * the statement has no settled part to plan. Columns go as separator-joined text, split in SQL (a set's text holds
  * U+0001 to U+0003, so sets are joined by U+0004).
  */
-async function writeCellSets(tx: TransactionSql, counted: StoredClick[], state: { days: number; hours: number }): Promise<void> {
+async function writeCellSets(tx: TransactionSql, counted: StoredClick[], state: { days: number; hours: number }, busy: BusyHours): Promise<void> {
   const { sets, hits } = cellSets(counted);
+  for (const x of sets) if (x.hour >= state.hours) busy.note(x.linkId, x.hour, cellCount(x.cells));
   const ids = [...hits.keys()].sort();
   const late = sets.some((x) => x.hour < state.hours)
     ? `, late AS (${expandSets(`(SELECT * FROM kept WHERE hour < ${state.hours})`)}), settled AS (${upsertSettledFrom("late", String(state.days))})`
@@ -114,6 +116,56 @@ async function writeCellSets(tx: TransactionSql, counted: StoredClick[], state: 
     INSERT INTO click_cell_sets (link_id, hour, cells) SELECT link_id, hour, cells FROM kept`;
 }
 
+/** The cells of a set's text (joined by U+0003). */
+function cellCount(cells: string): number {
+  let n = 1;
+  for (let at = cells.indexOf("\u0003"); at >= 0; at = cells.indexOf("\u0003", at + 1)) n++;
+  return n;
+}
+
+/**
+ * Folds one link-hour in one transaction: moves its cells not folded (its click_cells rows and unmarked sets) into
+ * one marked set, summed per key, and adds them to its digest. A set committed meanwhile is not in the statement's
+ * snapshot and stays unmarked, so it is read beside the digest; a concurrent fold of the same link-hour finds the
+ * rows taken (the row locks make it wait, then skip them). As with a set appended while an import runs, an import
+ * of the same cell committed while a fold moves it is not recognised as already there. Whether it folded anything.
+ */
+async function foldLinkHour(tx: TransactionSql, linkId: string, hour: number): Promise<boolean> {
+  const rows = await tx<{ dims: string; bot: boolean; clicks: string; visitors: string }[]>`
+    WITH cells AS (
+      DELETE FROM click_cells WHERE link_id = ${linkId} AND hour = ${hour} RETURNING dims, bot, clicks, visitors
+    ), sets AS (
+      DELETE FROM click_cell_sets WHERE link_id = ${linkId} AND hour = ${hour} AND NOT folded RETURNING link_id, hour, cells
+    )
+    SELECT dims, bot, clicks, visitors FROM cells
+    UNION ALL
+    SELECT e.dims, e.bot, e.clicks, e.visitors FROM (${tx.unsafe(expandSets("sets"))}) e`;
+  if (rows.length === 0) return false;
+  const moved = new Map<string, FoldCell>();
+  for (const r of rows) {
+    const key = `${r.bot ? 1 : 0}\u0002${r.dims}`;
+    const have = moved.get(key);
+    if (have) {
+      have.clicks += Number(r.clicks);
+      have.visitors += Number(r.visitors);
+    } else moved.set(key, { dims: r.dims, bot: r.bot, clicks: Number(r.clicks), visitors: Number(r.visitors) });
+  }
+  const cells = [...moved.values()];
+  const text = cells.map((x) => `${x.clicks}\u0002${x.visitors}\u0002${x.bot ? 1 : 0}\u0002${x.dims}`).join("\u0003");
+  await tx`INSERT INTO click_cell_sets (link_id, hour, cells, folded) VALUES (${linkId}, ${hour}, ${text}, true)`;
+  const digest = digestRows(cells);
+  await tx`
+    INSERT INTO click_hour_digests AS x (link_id, dimension, hour, value, bot, clicks, visitors)
+    SELECT ${linkId}, d, ${hour}, v, b <> 0, c, n FROM unnest(
+      string_to_array(${digest.map((r) => r.dimension).join("\u0001")}::text, chr(1)), string_to_array(${digest.map((r) => r.value).join("\u0001")}::text, chr(1)),
+      string_to_array(${digest.map((r) => (r.bot ? 1 : 0)).join(",")}, ',')::integer[], string_to_array(${digest.map((r) => r.clicks).join(",")}, ',')::bigint[],
+      string_to_array(${digest.map((r) => r.visitors).join(",")}, ',')::bigint[]
+    ) AS u(d, v, b, c, n)
+    ORDER BY 2, 4, 5
+    ON CONFLICT (link_id, dimension, hour, value, bot) DO UPDATE SET clicks = x.clicks + excluded.clicks, visitors = x.visitors + excluded.visitors`;
+  return true;
+}
+
 /** The settle state (see the SQLite adapter's): the first day not settled, the first hour not settled. */
 const STATE_SQL = `SELECT settled_before AS days, greatest(settled_before, hours_before) AS hours FROM click_settle_state WHERE id = 1`;
 type StateRow = { days: unknown; hours: unknown };
@@ -121,6 +173,8 @@ const stateOf = (r: StateRow) => ({ days: Number(r.days), hours: Number(r.hours)
 const lockState = async (tx: TransactionSql) => stateOf((await tx.unsafe<StateRow[]>(`${STATE_SQL} FOR UPDATE`))[0]!);
 
 export function postgresClicks(c: PostgresConnection): ClickStore {
+  /** The cells this process wrote to each link-hour not settled since that link-hour's last fold. */
+  const busy = new BusyHours();
   const settleState = () => c.run(async () => stateOf((await c.sql.unsafe<StateRow[]>(STATE_SQL))[0]!));
   async function* cursor<Row>(text: string, args: (string | number)[], page = READ_PAGE): AsyncIterable<Row> {
     const rows = c.sql.unsafe<Row[]>(text, args);
@@ -182,7 +236,7 @@ export function postgresClicks(c: PostgresConnection): ClickStore {
           // Every batch new (no redelivery): the clicks as given, not a copy of 40,000 gathered batch by batch.
           const counted = fresh.size === batches.size ? clicks : [...batches].filter(([batch]) => fresh.has(batch)).flatMap(([, of]) => of);
           if (counted.length === 0) return;
-          await writeCellSets(tx, counted, { days: days!, hours: hours! });
+          await writeCellSets(tx, counted, { days: days!, hours: hours! }, busy);
         }),
       );
     },
@@ -217,14 +271,54 @@ export function postgresClicks(c: PostgresConnection): ClickStore {
     },
 
     async readCellSums(linkId: string, fromHour: number, toHour: number, dimension: Dimension): Promise<CellSumRow[]> {
-      // click_cells and the sets expanded, summed per hour, bot and the dimension's part of the dims key.
+      // Summed per hour, bot and the dimension's part of the dims key: for settled hours every cell of click_cells
+      // and the sets; for hours not settled the digests and the cells not folded into them. The settle state is read
+      // first (its own statement: with it as a parameter the planner sees the ranges); a settle in between leaves
+      // this read right, as settling drops digests only a day after their hour settled.
       const k = DIMENSION_NAMES.indexOf(dimension) + 1;
+      const settled = Math.min(Math.max((await settleState()).hours, fromHour), toHour);
+      const parts: string[] = [];
+      if (fromHour < settled) {
+        parts.push(`SELECT u.hour, u.bot, split_part(u.dims, chr(1), ${k}) AS value, u.clicks, u.visitors
+          FROM ${allCells(`t.link_id = $1 AND t.hour >= ${fromHour} AND t.hour < ${settled}`)} u`);
+      }
+      if (settled < toHour) {
+        // Every click_cells row of such an hour is unfolded (a fold moves them into its set).
+        const range = `t.link_id = $1 AND t.hour >= ${settled} AND t.hour < ${toHour}`;
+        parts.push(`SELECT u.hour, u.bot, split_part(u.dims, chr(1), ${k}) AS value, u.clicks, u.visitors FROM (
+            SELECT t.hour, t.dims, t.bot, t.clicks, t.visitors FROM click_cells t WHERE ${range}
+            UNION ALL
+            SELECT e.hour, e.dims, e.bot, e.clicks, e.visitors FROM (${expandSets(`(SELECT t.link_id, t.hour, t.cells FROM click_cell_sets t WHERE ${range} AND NOT t.folded)`)}) e
+          ) u`);
+        parts.push(`SELECT hour, bot, value, clicks, visitors FROM click_hour_digests
+          WHERE link_id = $1 AND dimension = '${dimension}' AND hour >= ${settled} AND hour < ${toHour}`);
+      }
+      if (parts.length === 0) return [];
       const rows = await c.run(() => c.sql.unsafe<{ hour: unknown; bot: boolean; value: string; clicks: unknown; visitors: unknown }[]>(
-        `SELECT u.hour, u.bot, split_part(u.dims, chr(1), ${k}) AS value, sum(u.clicks) AS clicks, sum(u.visitors) AS visitors
-         FROM ${allCells("t.link_id = $1 AND t.hour >= $2 AND t.hour < $3")} u GROUP BY 1, 2, 3`,
-        [linkId, fromHour, toHour],
+        `SELECT hour, bot, value, sum(clicks) AS clicks, sum(visitors) AS visitors FROM (${parts.join(" UNION ALL ")}) x GROUP BY 1, 2, 3`,
+        [linkId],
       ));
       return rows.map((r) => ({ hour: Number(r.hour), bot: r.bot, value: r.value === "" ? null : r.value, clicks: Number(r.clicks), visitors: Number(r.visitors) }));
+    },
+
+    async foldBusyHours(minCells = FOLD_MIN_CELLS): Promise<number> {
+      const from = (await settleState()).hours;
+      const due = busy.take(minCells, from);
+      if (!busy.scanned) {
+        busy.scanned = true;
+        // What another process wrote, or this one before it started: link-hours with many rows not folded (a set
+        // row counts as one cell, the least it holds).
+        const found = await c.run(() => c.sql<{ linkId: string; hour: string }[]>`
+          SELECT link_id AS "linkId", hour FROM (
+            SELECT link_id, hour FROM click_cells WHERE hour >= ${from}
+            UNION ALL
+            SELECT link_id, hour FROM click_cell_sets WHERE hour >= ${from} AND NOT folded
+          ) u GROUP BY 1, 2 HAVING count(*) >= ${minCells}`);
+        for (const r of found) due.push({ linkId: r.linkId, hour: Number(r.hour) });
+      }
+      let folded = 0;
+      for (const { linkId, hour } of due) if (await c.run(() => c.sql.begin((tx) => foldLinkHour(tx, linkId, hour)))) folded++;
+      return folded;
     },
 
     async settledBefore(): Promise<number> {
@@ -256,6 +350,7 @@ export function postgresClicks(c: PostgresConnection): ClickStore {
             allCells(`t.hour >= ${Math.max(from, hours)} AND t.hour < ${to}`),
           ));
           await tx`UPDATE click_settle_state SET settled_before = ${to} WHERE id = 1`;
+          await tx`DELETE FROM click_hour_digests WHERE hour < ${Math.max(to, hours) - DAY_MS}`;
           return to;
         }),
       );
@@ -271,6 +366,7 @@ export function postgresClicks(c: PostgresConnection): ClickStore {
             allCells(`t.hour >= ${hours} AND t.hour < ${to}`), "0",
           ));
           await tx`UPDATE click_settle_state SET hours_before = ${to} WHERE id = 1`;
+          await tx`DELETE FROM click_hour_digests WHERE hour < ${to - DAY_MS}`;
           return to;
         }),
       );

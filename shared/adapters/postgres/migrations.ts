@@ -16,6 +16,7 @@ import { WORKSPACE_DEFAULT_DOMAIN_DDL } from "../workspace-rows.ts";
 import { WORKSPACES_POSTGRES } from "./workspaces.ts";
 import { AUDIT_POSTGRES } from "./audit.ts";
 import { CELL_SETS_POSTGRES } from "./cell-sets.ts";
+import { HOUR_DIGESTS_POSTGRES } from "../hour-digests.ts";
 
 export interface Migration {
   version: number;
@@ -351,6 +352,7 @@ CREATE INDEX links_account_folder_lower ON links(account_id, lower(folder), crea
   { version: 25, name: "analytics: rollup cells appended as one set per link, hour and transaction (issue #20)", sql: CELL_SETS_POSTGRES },
   { version: 27, name: "a workspace's default domain, by hostname (issue #24)", sql: WORKSPACE_DEFAULT_DOMAIN_DDL },
   { version: 28, name: "analytics: account totals per day and link totals per day and month ranked by clicks (issue #20)", sql: ACCOUNT_TOTALS_POSTGRES },
+  { version: 29, name: "analytics: hour digests of busy links' hours not settled yet, and a mark on the cells folded into them (issue #20)", sql: HOUR_DIGESTS_POSTGRES },
 ];
 
 /**

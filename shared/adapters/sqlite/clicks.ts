@@ -13,6 +13,7 @@ import {
 import { hourStart } from "../link-store-support.ts";
 import { CLICK_CHUNK, type SqliteConnection } from "./connection.ts";
 import { noteRecentCells, pruneRecentCells, RECENT_CELLS, readsRecent, sqliteAccountTotals } from "./account-totals.ts";
+import { BusyHours, digestRows, FOLD_MIN_CELLS, type FoldCell } from "../hour-digests.ts";
 
 const HOUR_MS = 3_600_000;
 
@@ -30,7 +31,25 @@ const CELLS_BY_LINK = `SELECT c.link_id AS linkId, c.hour, c.dims, c.bot, c.clic
   FROM links l CROSS JOIN click_cells c WHERE c.link_id = l.id AND c.hour >= ? AND c.hour < ?`;
 /** A link's cells in [?, ?), as arrays (readCellSums). */
 const CELL_ROWS_OF_LINK = `SELECT hour, dims, bot, clicks, visitors FROM click_cells WHERE link_id = ? AND hour >= ? AND hour < ?`;
+/** A link's cells in [?, ?) with what is not folded into their hour's digest yet, as arrays (readCellSums). */
+const UNFOLDED_ROWS_OF_LINK = `SELECT hour, dims, bot, clicks - folded_clicks, visitors - folded_visitors FROM click_cells
+  WHERE link_id = ? AND hour >= ? AND hour < ? AND clicks > folded_clicks`;
+/** A link's digest rows of one dimension in [?, ?), as arrays. */
+const DIGEST_ROWS_OF_LINK = `SELECT hour, value, bot, clicks, visitors FROM click_hour_digests
+  WHERE link_id = ? AND dimension = ? AND hour >= ? AND hour < ?`;
+/** One link-hour's cells not folded yet, and marking them folded (foldBusyHours). */
+const UNFOLDED_CELLS = `SELECT dims, bot, clicks - folded_clicks AS clicks, visitors - folded_visitors AS visitors FROM click_cells
+  WHERE link_id = ? AND hour = ? AND clicks > folded_clicks`;
+const MARK_FOLDED = `UPDATE click_cells SET folded_clicks = clicks, folded_visitors = visitors
+  WHERE link_id = ? AND hour = ? AND clicks > folded_clicks`;
+const UPSERT_DIGEST = `INSERT INTO click_hour_digests (link_id, dimension, hour, value, bot, clicks, visitors) VALUES (?, ?, ?, ?, ?, ?, ?)
+  ON CONFLICT (link_id, dimension, hour, value, bot) DO UPDATE SET clicks = clicks + excluded.clicks, visitors = visitors + excluded.visitors`;
+/** Link-hours not settled with at least ? cells not folded, of the links noted as having cells then (a first fold). */
+const BUSY_NOTED_HOURS = `SELECT r.link_id AS linkId, r.hour FROM click_recent r WHERE r.hour >= ?
+  AND (SELECT count(*) FROM click_cells c WHERE c.link_id = r.link_id AND c.hour = r.hour AND c.clicks > c.folded_clicks) >= ?`;
 const SETTLE_STATE = `SELECT settled_before AS days, max(settled_before, hours_before) AS hours FROM click_settle_state WHERE id = 1`;
+/** Digests of settled hours: their reads take every cell (a digest table of busy link-hours only, so a scan is cheap). */
+const DELETE_SETTLED_DIGESTS = `DELETE FROM click_hour_digests WHERE hour < ?`;
 /** A link's hourly dimension rows of one dimension in [?, ?): settleDays replaces them with the day's rows. */
 const DELETE_HOUR_ROWS = `DELETE FROM click_settled WHERE link_id = ? AND dimension = ? AND bucket >= ? AND bucket < ?`;
 
@@ -59,12 +78,37 @@ function addSettled(c: SqliteConnection, cells: CellSum[], hourlyFrom?: number):
   for (const r of settledRows(cells, hourlyFrom)) upsert.run(r.linkId, r.dimension, r.bucket, r.value, r.bot ? 1 : 0, r.clicks, r.visitors);
 }
 
-/** Adds cells just written whose day or hour is settled already (a late click, an import) to the settled totals. */
+/** Per connection, the cells it wrote to each link-hour not settled since that link-hour's last fold. */
+const busyHoursOf = new WeakMap<SqliteConnection, BusyHours>();
+const busyHours = (c: SqliteConnection) => busyHoursOf.get(c) ?? busyHoursOf.set(c, new BusyHours()).get(c)!;
+
+/**
+ * Adds cells just written whose day or hour is settled already (a late click, an import) to the settled totals;
+ * counts the rest towards their link-hour's fold.
+ */
 export function settleLate(c: SqliteConnection, cells: CellSum[]): void {
   const state = settleStateOf(c);
   const late = cells.filter((x) => x.hour < state.hours);
   if (late.length > 0) addSettled(c, late, state.days);
   noteRecentCells(c, cells, state.hours);
+  const busy = busyHours(c);
+  for (const x of cells) if (x.hour >= state.hours) busy.note(x.linkId, x.hour);
+}
+
+/** Folds one link-hour's cells not folded yet into its digest, in one transaction; whether there were any. */
+function foldLinkHour(c: SqliteConnection, linkId: string, hour: number): boolean {
+  return c.db
+    .transaction(() => {
+      const cells = c.st<Omit<FoldCell, "bot"> & { bot: number }>(UNFOLDED_CELLS).all(linkId, hour);
+      if (cells.length === 0) return false;
+      const upsert = c.st(UPSERT_DIGEST);
+      for (const r of digestRows(cells.map((x) => ({ ...x, bot: x.bot === 1 })))) {
+        upsert.run(linkId, r.dimension, hour, r.value, r.bot ? 1 : 0, r.clicks, r.visitors);
+      }
+      c.st(MARK_FOLDED).run(linkId, hour);
+      return true;
+    })
+    .immediate();
 }
 
 /**
@@ -162,12 +206,12 @@ export function sqliteClicks(c: SqliteConnection): ClickStore {
     async readCellSums(linkId: string, fromHour: number, toHour: number, dimension: Dimension): Promise<CellSumRow[]> {
       // Summed here, not in SQL: cutting the value out in SQL (instr/substr) and grouping there cost more than
       // this (4,000 cells of one hour, country: about 2 ms against 1.1; docs/analytics.md). Rows as arrays, the
-      // value cut without splitting the key, sums per hour and value: a busy link's current hour is thousands of cells.
+      // value cut without splitting the key, sums per hour and value. Hours not settled: their digests (a busy
+      // link's current hour holds thousands of cells) and what is not folded into them; settled hours, whose
+      // digests are gone, every cell. One read transaction: the settle state and the rows agree.
       const valueOf = dimValueReader(dimension);
       const byHour = new Map<number, Map<string | null, CellSumRow[]>>();
-      const rows = c.st(CELL_ROWS_OF_LINK).values(linkId, fromHour, toHour) as [number, string, number, number, number][];
-      for (const [hour, dims, bot, clicks, visitors] of rows) {
-        const value = valueOf(dims);
+      const add = (hour: number, value: string | null, bot: number, clicks: number, visitors: number) => {
         let ofHour = byHour.get(hour);
         if (ofHour === undefined) byHour.set(hour, (ofHour = new Map()));
         let pair = ofHour.get(value);
@@ -177,10 +221,31 @@ export function sqliteClicks(c: SqliteConnection): ClickStore {
           s.clicks += clicks;
           s.visitors += visitors;
         } else pair[bot] = { hour, bot: bot === 1, value, clicks, visitors };
-      }
+      };
+      type Row = [number, string, number, number, number];
+      c.db.transaction(() => {
+        const settled = Math.min(Math.max(settleStateOf(c).hours, fromHour), toHour);
+        for (const [hour, dims, bot, clicks, visitors] of c.st(CELL_ROWS_OF_LINK).values(linkId, fromHour, settled) as Row[]) add(hour, valueOf(dims), bot, clicks, visitors);
+        if (settled >= toHour) return;
+        for (const [hour, dims, bot, clicks, visitors] of c.st(UNFOLDED_ROWS_OF_LINK).values(linkId, settled, toHour) as Row[]) add(hour, valueOf(dims), bot, clicks, visitors);
+        for (const [hour, value, bot, clicks, visitors] of c.st(DIGEST_ROWS_OF_LINK).values(linkId, dimension, settled, toHour) as Row[]) add(hour, value === "" ? null : value, bot, clicks, visitors);
+      })();
       const sums: CellSumRow[] = [];
       for (const ofHour of byHour.values()) for (const pair of ofHour.values()) for (const s of pair) if (s) sums.push(s);
       return sums;
+    },
+
+    async foldBusyHours(minCells = FOLD_MIN_CELLS): Promise<number> {
+      const busy = busyHours(c);
+      const from = settleStateOf(c).hours;
+      const due = busy.take(minCells, from);
+      if (!busy.scanned) {
+        busy.scanned = true;
+        due.push(...c.st<{ linkId: string; hour: number }>(BUSY_NOTED_HOURS).all(from, minCells));
+      }
+      let folded = 0;
+      for (const { linkId, hour } of due) if (foldLinkHour(c, linkId, hour)) folded++;
+      return folded;
     },
 
     async settledBefore(): Promise<number> {
@@ -211,6 +276,7 @@ export function sqliteClicks(c: SqliteConnection): ClickStore {
           eachLinksCells(c, Math.max(dayStart(first), hours), to, (cells) => addSettled(c, cells));
           c.st(`UPDATE click_settle_state SET settled_before = ? WHERE id = 1`).run(to);
           pruneRecentCells(c, Math.max(to, hours));
+          c.st(DELETE_SETTLED_DIGESTS).run(Math.max(to, hours));
           return to;
         })
         .immediate();
@@ -226,6 +292,7 @@ export function sqliteClicks(c: SqliteConnection): ClickStore {
           eachLinksCells(c, hours, to, (cells) => addSettled(c, cells, -Infinity));
           c.st(`UPDATE click_settle_state SET hours_before = ? WHERE id = 1`).run(to);
           pruneRecentCells(c, to);
+          c.st(DELETE_SETTLED_DIGESTS).run(to);
           return to;
         })
         .immediate();

@@ -16,6 +16,7 @@ import { DOMAINS_SQLITE } from "./domains.ts";
 import { WORKSPACE_DEFAULT_DOMAIN_DDL } from "../workspace-rows.ts";
 import { ownersToWorkspaces, WORKSPACES_SQLITE } from "./workspaces.ts";
 import { AUDIT_SQLITE } from "./audit.ts";
+import { HOUR_DIGESTS_SQLITE } from "../hour-digests.ts";
 
 export interface Migration {
   version: number;
@@ -293,6 +294,7 @@ CREATE INDEX links_account_folder_lower ON links(account_id, lower(folder), crea
   { version: 22, name: "the audit log: who did what and when in a workspace (issue #24)", sql: AUDIT_SQLITE },
   { version: 25, name: "a workspace's default domain, by hostname (issue #24)", sql: WORKSPACE_DEFAULT_DOMAIN_DDL },
   { version: 26, name: "analytics: account totals per day and link totals per day and month ranked by clicks, links with recent cells (issue #20)", sql: ACCOUNT_TOTALS_SQLITE },
+  { version: 27, name: "analytics: hour digests of busy links' hours not settled yet, and each cell's part folded into them (issue #20)", sql: HOUR_DIGESTS_SQLITE },
 ];
 
 /** Applies every migration not yet recorded; a no-op when the schema is current. */
