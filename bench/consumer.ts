@@ -52,7 +52,7 @@ const TRAFFIC: Traffic[] = [
 const line = (f: ConsumerFigure) =>
   `${f.traffic.padEnd(6)} ${String(f.links).padStart(7)} links, ${f.clicks} clicks in ${f.seconds.toFixed(1)} s; CPU per click: consumer ${f.consumer.toFixed(2)} µs, ` +
   `Postgres ${f.postgres.toFixed(2)} µs, Redis ${f.redis.toFixed(2)} µs = ${f.total.toFixed(2)} µs (target ≤ ${f.targetUs} µs: ${f.total <= f.targetUs ? "met" : "MISSED"})\n` +
-  `       consumer's share: conversion and hashing ${f.consumerSplit.convert.toFixed(2)} µs, store calls ${f.consumerSplit.store.toFixed(2)} µs, ` +
+  `       consumer's share: conversion and hashing ${f.consumerSplit.convert.toFixed(2)} µs, store calls (a fold of busy link-hours included) ${f.consumerSplit.store.toFixed(2)} µs, ` +
   `ledger calls ${f.consumerSplit.ledger.toFixed(2)} µs, stream reads and acks ${f.consumerSplit.queue.toFixed(2)} µs`;
 
 const floorLine = (c: ConsumerFigure, f: FloorFigure) =>

@@ -3,7 +3,8 @@
  * breakdown by one dimension (readCellSums: "the last 90 days by country" reads the current hour this way) reads a
  * row per value instead of a cell per combination of every dimension's values. A link with thousands of clicks an
  * hour has about as many cells in it (city, region and referrer make most clicks a combination of their own), and
- * those grow with its traffic; its digest grows with the values seen. See docs/analytics.md#hour-digests and ADR 0015.
+ * those grow with its traffic; its digest grows with the values seen, and keeps only the dimensions of few values
+ * (DimensionSpec.digested). See docs/analytics.md#hour-digests and ADR 0015.
  *
  * The cells stay what they are (every other read, settling and exports use them); a digest only ever holds what was
  * folded into it, and each store marks which cells those were (SQLite: the part of a cell's counts folded so far;
@@ -12,10 +13,19 @@
  * more or less complete. The store's foldBusyHours (the click maintenance, every minute) folds the link-hours with
  * at least FOLD_MIN_CELLS cells written since their last fold; settled hours' digests are deleted as they settle.
  */
-import { DIMENSION_NAMES, type Dimension } from "../clicks/dimensions.ts";
+import { DIMENSION_NAMES, DIMENSIONS, type Dimension } from "../clicks/dimensions.ts";
 
-/** Cells written to a link-hour since its last fold before it is folded: below this, reading its cells is as cheap. */
-export const FOLD_MIN_CELLS = 64;
+/**
+ * Cells written to a link-hour since its last fold before it is folded: fewer are read about as fast as a digest,
+ * and each fold writes a digest row per value of each digested dimension it saw.
+ */
+export const FOLD_MIN_CELLS = 256;
+
+/** The dimensions digests keep (DimensionSpec.digested); a breakdown by another reads every cell. */
+export const DIGESTED: readonly Dimension[] = DIMENSION_NAMES.filter((d) => DIMENSIONS[d].digested);
+export const isDigested = (d: Dimension): boolean => DIMENSIONS[d].digested;
+/** Their places in a dims key (encodeDims: declaration order), 1-based as SQL's split_part counts. */
+export const DIGESTED_POSITIONS: readonly number[] = DIGESTED.map((d) => DIMENSION_NAMES.indexOf(d) + 1);
 
 /** One digest row: a link-hour's clicks with one value ('' for unknown) of one dimension and one bot flag. */
 export interface DigestRow {
@@ -35,26 +45,73 @@ export interface FoldCell {
 }
 
 const SEP = "\u0001";
+/** A cell set's separators (cell-sets.ts). */
+const PART_SEP = "\u0002";
+const CELL_SEP = "\u0003";
 
-/** The cells' counts summed per dimension, value and bot flag (one link and hour): what a fold adds to its digest. */
-export function digestRows(cells: Iterable<FoldCell>): DigestRow[] {
-  const sums = new Map<string, DigestRow>();
-  for (const cell of cells) {
+/** Per digested dimension (in DIGESTED order), value → [clicks, visitors, bot clicks, bot visitors]. */
+type Sums = Map<string, number[]>[];
+
+/**
+ * One link-hour's cells summed per digested dimension, value and bot flag: what a fold adds to its digest. A cell
+ * costs a cut of each digested value out of its key and a Map lookup (no key string built, no object per cell): a
+ * fold takes every cell a busy link-hour got in the minute.
+ */
+export class DigestSums {
+  private readonly sums: Sums = DIGESTED.map(() => new Map());
+
+  /** Adds a cell: its dims key (encodeDims), bot flag and counts. */
+  add(dims: string, bot: boolean, clicks: number, visitors: number): void {
     // A key written before a dimension existed is shorter: the missing values are unknown ('').
-    let start = 0;
-    for (let i = 0; i < DIMENSION_NAMES.length; i++) {
-      const end = start < 0 ? -1 : cell.dims.indexOf(SEP, start);
-      const value = start < 0 ? "" : end < 0 ? cell.dims.slice(start) : cell.dims.slice(start, end);
-      const key = `${i}${SEP}${cell.bot ? 1 : 0}${SEP}${value}`;
-      const row = sums.get(key);
-      if (row) {
-        row.clicks += cell.clicks;
-        row.visitors += cell.visitors;
-      } else sums.set(key, { dimension: DIMENSION_NAMES[i]!, value, bot: cell.bot, clicks: cell.clicks, visitors: cell.visitors });
-      start = end < 0 ? -1 : end + 1;
+    let start = 0, position = 1, d = 0;
+    for (const want of DIGESTED_POSITIONS) {
+      while (position < want && start >= 0) {
+        const at = dims.indexOf(SEP, start);
+        start = at < 0 ? -1 : at + 1;
+        position++;
+      }
+      let value = "";
+      if (start >= 0) {
+        const end = dims.indexOf(SEP, start);
+        value = end < 0 ? dims.slice(start) : dims.slice(start, end);
+      }
+      const of = this.sums[d++]!;
+      let s = of.get(value);
+      if (s === undefined) of.set(value, (s = [0, 0, 0, 0]));
+      const at = bot ? 2 : 0;
+      s[at] += clicks;
+      s[at + 1] += visitors;
     }
   }
-  return [...sums.values()];
+
+  /** Adds a cell set's text (cell-sets.ts: `clicks U+0002 visitors U+0002 bot U+0002 dims`, joined by U+0003). */
+  addSet(text: string): void {
+    for (let from = 0; from <= text.length; ) {
+      let end = text.indexOf(CELL_SEP, from);
+      if (end < 0) end = text.length;
+      const a = text.indexOf(PART_SEP, from), b = text.indexOf(PART_SEP, a + 1), c = text.indexOf(PART_SEP, b + 1);
+      this.add(text.slice(c + 1, end), text.charCodeAt(b + 1) === 49 /* 1 */, Number(text.slice(from, a)), Number(text.slice(a + 1, b)));
+      from = end + 1;
+    }
+  }
+
+  rows(): DigestRow[] {
+    const out: DigestRow[] = [];
+    this.sums.forEach((of, d) => {
+      for (const [value, [c, v, bc, bv]] of of) {
+        if (c! > 0 || v! > 0) out.push({ dimension: DIGESTED[d]!, value, bot: false, clicks: c!, visitors: v! });
+        if (bc! > 0 || bv! > 0) out.push({ dimension: DIGESTED[d]!, value, bot: true, clicks: bc!, visitors: bv! });
+      }
+    });
+    return out;
+  }
+}
+
+/** The cells' counts summed per digested dimension, value and bot flag (one link and hour). */
+export function digestRows(cells: Iterable<FoldCell>): DigestRow[] {
+  const sums = new DigestSums();
+  for (const c of cells) sums.add(c.dims, c.bot, c.clicks, c.visitors);
+  return sums.rows();
 }
 
 /**

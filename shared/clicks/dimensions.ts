@@ -17,19 +17,25 @@ export interface DimensionSpec {
   readonly label: string;
   /** For the API reference and the MCP tool: what the values are. */
   readonly description: string;
+  /**
+   * Whether a busy link-hour's digest keeps this dimension (shared/adapters/hour-digests.ts): for dimensions of few
+   * values, which a minute's clicks repeat. A dimension of many (a city, a referring host: about one per click of
+   * a busy link) would cost a digest row per click folded, as much as reading the cells saves.
+   */
+  readonly digested: boolean;
 }
 
 export const DIMENSIONS = {
-  country: { label: "Country", description: "ISO 3166-1 alpha-2 country code (DE, US…), from a trusted header or the GeoIP database." },
-  region: { label: "Region", description: "ISO 3166-2 subdivision code (DE-BY…) where the GeoIP database has one (a city database)." },
-  city: { label: "City", description: "City name where the GeoIP database has one (a city database)." },
-  device: { label: "Device", description: "desktop, mobile, tablet or other." },
-  browser: { label: "Browser", description: "Browser family (Chrome, Safari, Firefox…) or Other." },
-  os: { label: "Operating system", description: "Operating system (iOS, Android, Windows, Mac OS, Linux…) or Other." },
-  referrer: { label: "Referrer", description: "Host of the referring page (news.ycombinator.com…); null for direct visits." },
-  variant: { label: "A/B variant", description: "Index of the A/B destination served (0, 1…); null when the link has none." },
-  rule: { label: "Rule", description: "Index of the redirect rule that matched (0, 1…); null when none did." },
-  via: { label: "Arrived via", description: "link (the short address) or qr (a QR code made by clink)." },
+  country: { label: "Country", description: "ISO 3166-1 alpha-2 country code (DE, US…), from a trusted header or the GeoIP database.", digested: true },
+  region: { label: "Region", description: "ISO 3166-2 subdivision code (DE-BY…) where the GeoIP database has one (a city database).", digested: false },
+  city: { label: "City", description: "City name where the GeoIP database has one (a city database).", digested: false },
+  device: { label: "Device", description: "desktop, mobile, tablet or other.", digested: true },
+  browser: { label: "Browser", description: "Browser family (Chrome, Safari, Firefox…) or Other.", digested: true },
+  os: { label: "Operating system", description: "Operating system (iOS, Android, Windows, Mac OS, Linux…) or Other.", digested: true },
+  referrer: { label: "Referrer", description: "Host of the referring page (news.ycombinator.com…); null for direct visits.", digested: false },
+  variant: { label: "A/B variant", description: "Index of the A/B destination served (0, 1…); null when the link has none.", digested: true },
+  rule: { label: "Rule", description: "Index of the redirect rule that matched (0, 1…); null when none did.", digested: true },
+  via: { label: "Arrived via", description: "link (the short address) or qr (a QR code made by clink).", digested: true },
 } as const satisfies Record<string, DimensionSpec>;
 
 export type Dimension = keyof typeof DIMENSIONS;

@@ -23,6 +23,8 @@ export interface CellSetRow {
   linkId: string;
   hour: number;
   cells: string;
+  /** How many cells `cells` holds. */
+  count: number;
 }
 
 /** A cell being summed: its dimensions as the clicks carry them (the key text is built once, for the row). */
@@ -106,7 +108,7 @@ export function cellSets(clicks: Iterable<StoredClick>): { sets: CellSetRow[]; h
         parts.push(`${e.clicks}\u0002${e.visitors}\u0002${e.key ?? keyOf(e.dims, e.bot)}`);
         total += e.clicks;
       }
-      sets.push({ linkId, hour: b.hour, cells: parts.join("\u0003") });
+      sets.push({ linkId, hour: b.hour, cells: parts.join("\u0003"), count: parts.length });
     }
     hits.set(linkId, total);
   }

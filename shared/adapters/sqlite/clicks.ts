@@ -13,7 +13,7 @@ import {
 import { hourStart } from "../link-store-support.ts";
 import { CLICK_CHUNK, type SqliteConnection } from "./connection.ts";
 import { noteRecentCells, pruneRecentCells, RECENT_CELLS, readsRecent, sqliteAccountTotals } from "./account-totals.ts";
-import { BusyHours, digestRows, FOLD_MIN_CELLS, type FoldCell } from "../hour-digests.ts";
+import { BusyHours, digestRows, FOLD_MIN_CELLS, isDigested, type FoldCell } from "../hour-digests.ts";
 
 const HOUR_MS = 3_600_000;
 
@@ -206,9 +206,9 @@ export function sqliteClicks(c: SqliteConnection): ClickStore {
     async readCellSums(linkId: string, fromHour: number, toHour: number, dimension: Dimension): Promise<CellSumRow[]> {
       // Summed here, not in SQL: cutting the value out in SQL (instr/substr) and grouping there cost more than
       // this (4,000 cells of one hour, country: about 2 ms against 1.1; docs/analytics.md). Rows as arrays, the
-      // value cut without splitting the key, sums per hour and value. Hours not settled: their digests (a busy
-      // link's current hour holds thousands of cells) and what is not folded into them; settled hours, whose
-      // digests are gone, every cell. One read transaction: the settle state and the rows agree.
+      // value cut without splitting the key, sums per hour and value. Hours not settled, for a digested dimension:
+      // their digests (a busy link's current hour holds thousands of cells) and what is not folded into them;
+      // settled hours, whose digests are gone, every cell. One read transaction: the settle state and the rows agree.
       const valueOf = dimValueReader(dimension);
       const byHour = new Map<number, Map<string | null, CellSumRow[]>>();
       const add = (hour: number, value: string | null, bot: number, clicks: number, visitors: number) => {
@@ -224,7 +224,8 @@ export function sqliteClicks(c: SqliteConnection): ClickStore {
       };
       type Row = [number, string, number, number, number];
       c.db.transaction(() => {
-        const settled = Math.min(Math.max(settleStateOf(c).hours, fromHour), toHour);
+        // A dimension digests do not keep is read from every cell of every hour.
+        const settled = isDigested(dimension) ? Math.min(Math.max(settleStateOf(c).hours, fromHour), toHour) : toHour;
         for (const [hour, dims, bot, clicks, visitors] of c.st(CELL_ROWS_OF_LINK).values(linkId, fromHour, settled) as Row[]) add(hour, valueOf(dims), bot, clicks, visitors);
         if (settled >= toHour) return;
         for (const [hour, dims, bot, clicks, visitors] of c.st(UNFOLDED_ROWS_OF_LINK).values(linkId, settled, toHour) as Row[]) add(hour, valueOf(dims), bot, clicks, visitors);
