@@ -8,10 +8,12 @@
  *
  * The cells stay what they are (every other read, settling and exports use them); a digest only ever holds what was
  * folded into it, and each store marks which cells those were (SQLite: the part of a cell's counts folded so far;
- * Postgres: the cell set the folded cells were moved into). A read of an unsettled hour takes the digest plus the
+ * Postgres: a mark on the cell sets folded, click_cells rows moved into a marked set). A read of an unsettled hour
+ * takes the digest plus the
  * cells not folded yet, whatever was written meanwhile (a late click, an import), so a digest is never stale, only
  * more or less complete. The store's foldBusyHours (the click maintenance, every minute) folds the link-hours with
- * at least FOLD_MIN_CELLS cells written since their last fold; settled hours' digests are deleted as they settle.
+ * at least FOLD_MIN_CELLS cells written since their last fold; settled hours' digests are deleted as they settle
+ * (Postgres: a day later, see its readCellSums).
  */
 import { DIMENSION_NAMES, DIMENSIONS, type Dimension } from "../clicks/dimensions.ts";
 
@@ -20,6 +22,8 @@ import { DIMENSION_NAMES, DIMENSIONS, type Dimension } from "../clicks/dimension
  * and each fold writes a digest row per value of each digested dimension it saw.
  */
 export const FOLD_MIN_CELLS = 256;
+/** Link-hours a process counts at once (BusyHours): about 10 MB at most. */
+const MAX_TRACKED = 100_000;
 
 /** The dimensions digests keep (DimensionSpec.digested); a breakdown by another reads every cell. */
 export const DIGESTED: readonly Dimension[] = DIMENSION_NAMES.filter((d) => DIMENSIONS[d].digested);
@@ -120,15 +124,28 @@ export function digestRows(cells: Iterable<FoldCell>): DigestRow[] {
  * which link-hours not settled hold many cells not folded (each store's own query).
  */
 export class BusyHours {
-  private readonly written = new Map<string, Map<number, number>>();
+  /** Hour → link → cells written since its last fold: a few hours, each a Map of the links written to in it. */
+  private readonly written = new Map<number, Map<string, number>>();
+  private size = 0;
   /** Whether the store was asked for busy link-hours since this process started (the first fold). */
   scanned = false;
 
+  /**
+   * `maxTracked`: link-hours counted at once, so traffic spread over millions of links cannot grow this without
+   * bound; past it, only link-hours already counted go on counting (a busy link is among the first an hour sees).
+   */
+  constructor(private readonly maxTracked = MAX_TRACKED) {}
+
   /** Counts `cells` cells written to the link-hour. */
   note(linkId: string, hour: number, cells = 1): void {
-    let hours = this.written.get(linkId);
-    if (hours === undefined) this.written.set(linkId, (hours = new Map()));
-    hours.set(hour, (hours.get(hour) ?? 0) + cells);
+    let links = this.written.get(hour);
+    if (links === undefined) this.written.set(hour, (links = new Map()));
+    const n = links.get(linkId);
+    if (n !== undefined) links.set(linkId, n + cells);
+    else if (this.size < this.maxTracked) {
+      links.set(linkId, cells);
+      this.size++;
+    }
   }
 
   /**
@@ -137,15 +154,18 @@ export class BusyHours {
    */
   take(minCells: number, fromHour: number): { linkId: string; hour: number }[] {
     const due: { linkId: string; hour: number }[] = [];
-    for (const [linkId, hours] of this.written) {
-      for (const [hour, n] of hours) {
-        if (hour < fromHour) hours.delete(hour);
-        else if (n >= minCells) {
-          due.push({ linkId, hour });
-          hours.delete(hour);
-        }
+    for (const [hour, links] of this.written) {
+      if (hour < fromHour) {
+        this.size -= links.size;
+        this.written.delete(hour);
+        continue;
       }
-      if (hours.size === 0) this.written.delete(linkId);
+      for (const [linkId, n] of links) {
+        if (n < minCells) continue;
+        due.push({ linkId, hour });
+        links.delete(linkId);
+        this.size--;
+      }
     }
     return due;
   }

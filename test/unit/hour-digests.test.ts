@@ -46,6 +46,22 @@ describe("BusyHours", () => {
     expect(busy.take(64, 10)).toEqual([{ linkId: "b", hour: 10 }]);
     expect(busy.take(1, 0)).toEqual([]); // c's hour 9 was forgotten when hour 10 was the first not settled
   });
+
+  test("counts at most maxTracked link-hours at once; those counted go on counting", () => {
+    const busy = new BusyHours(2);
+    busy.note("a", 10);
+    busy.note("b", 10);
+    busy.note("c", 10, 500); // a third: not counted
+    busy.note("a", 10, 300);
+    expect(busy.take(256, 10)).toEqual([{ linkId: "a", hour: 10 }]);
+    busy.note("c", 10, 500); // a's place is free again
+    expect(busy.take(256, 10)).toEqual([{ linkId: "c", hour: 10 }]);
+    busy.note("d", 11, 300);
+    expect(busy.take(256, 11)).toEqual([{ linkId: "d", hour: 11 }]); // hour 10 (b) forgotten, its place freed
+    busy.note("e", 11, 300);
+    busy.note("f", 11, 300);
+    expect(busy.take(256, 11).map((x) => x.linkId).sort()).toEqual(["e", "f"]);
+  });
 });
 
 describe("DigestSums.addSet", () => {
