@@ -49,7 +49,7 @@ export interface AnalyticsReads {
    * Link scope only: a dimension's settled totals summed per value over runs of buckets, one row per value (a
    * breakdown over 90 days of a busy link: about 100 countries, not 100 per bucket).
    */
-  settledSums?: (dimension: Dimension, runs: { grain: SettledGrain; from: number; to: number }[]) => AsyncIterable<SettledTotal>;
+  settledSums?: (dimension: Dimension, runs: { grain: SettledGrain; from: number; to: number }[], bots: readonly boolean[]) => AsyncIterable<SettledTotal>;
   /** Link scope only: its cells in hours [fromHour, toHour) summed per hour, bot and value of one dimension. */
   cellSums?: (fromHour: number, toHour: number, dimension: Dimension) => Promise<CellSumRow[]>;
   /** Account scope only: its day totals and ranked link totals, for top links without every link's rows (top-links.ts). */
@@ -330,7 +330,9 @@ export async function answer(query: StatsQuery, reads: AnalyticsReads, only?: Gr
     for (const g of groupings) {
       if (!isDimension(g) || g === totalsBy) continue;
       if (reads.settledSums) {
-        if (sumRuns.length > 0) for await (const s of reads.settledSums(g, sumRuns)) tally.dayTotal(s);
+        // Only the bot flags the query counts: a busy link has a bot row for most values of every bucket.
+        const bots = [false, true].filter((b) => tally.botOk(b));
+        if (sumRuns.length > 0) for await (const s of reads.settledSums(g, sumRuns, bots)) tally.dayTotal(s);
       } else await eachSettled(reads, g, runs, (s) => tally.dayTotal(s));
     }
     await eachCell(settledTo, toHour);

@@ -57,7 +57,7 @@ export async function getLinkAnalytics(deps: Deps, caller: Caller, slug: string,
   const link = await findOwnLink(deps, caller, slug, domain);
   const query = parseStatsQuery(rawQuery, deps.now(), "link");
   const reads = await readsOf(deps, { linkId: link.id });
-  reads.settledSums = (dimension, runs) => deps.store.readSettledSums(link.id, dimension, runs);
+  reads.settledSums = (dimension, runs, bots) => deps.store.readSettledSums(link.id, dimension, runs, bots);
   reads.cellSums = (fromHour, toHour, dimension) => deps.store.readCellSums(link.id, fromHour, toHour, dimension);
   return { slug: link.slug, ...(await answer(query, reads)) };
 }

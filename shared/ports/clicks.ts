@@ -155,9 +155,10 @@ export interface ClickStore {
   /**
    * The link's settled totals of `dimension` summed per value and bot flag over `runs` (buckets of a grain with
    * starts in [from, to); SettledGrain rows of the dimension), streamed: one row per value, not one per bucket and
-   * value, for a breakdown over many buckets. `bucket` is the first run's start.
+   * value, for a breakdown over many buckets. `bucket` is the first run's start. `bots`: only rows of these bot flags
+   * (default both; a busy link has a bot row for most values, so a query leaving bots out reads half the rows).
    */
-  readSettledSums(linkId: string, dimension: Dimension, runs: { grain: SettledGrain; from: number; to: number }[]): AsyncIterable<SettledTotal>;
+  readSettledSums(linkId: string, dimension: Dimension, runs: { grain: SettledGrain; from: number; to: number }[], bots?: readonly boolean[]): AsyncIterable<SettledTotal>;
   /**
    * The link's cells in UTC hours [fromHour, toHour) summed per hour, bot flag and value of `dimension`, at once: a
    * busy link's current hour holds thousands of cells (one per combination of every dimension's values), a

@@ -114,6 +114,13 @@ export function runClickRankedContract(ctx: StoreContext): void {
         expect(sorted(got)).toEqual(sorted(want));
       }
       expect(await collect(store.readSettledSums(l1.id, "via", []))).toEqual([]);
+      // Only the bot flags asked for: l1 has a bot click on the first day.
+      const flags = async (bots: boolean[]) => (await collect(store.readSettledSums(l1.id, "via", runs, bots))).map((t) => [t.value, t.bot, t.clicks]).sort();
+      const both = await flags([false, true]);
+      expect(both.some(([, bot]) => bot === true)).toBe(true);
+      expect(await flags([false])).toEqual(both.filter(([, bot]) => bot === false));
+      expect(await flags([true])).toEqual(both.filter(([, bot]) => bot === true));
+      expect(await flags([])).toEqual([]);
       // A link's cells summed per hour, bot and one dimension's value (readCellSums) equal its cells summed.
       for (const [link, dim] of [[l1, "via"], [l2, "via"], [l1, "country"]] as const) await expectCellSums(link.id, day, day + 2 * DAY, dim);
       expect(await store.readCellSums(l2.id, day + 2 * HOUR, day + 3 * HOUR, "via")).toEqual([]);

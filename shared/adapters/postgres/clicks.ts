@@ -257,11 +257,12 @@ export function postgresClicks(c: PostgresConnection): ClickStore {
       for await (const r of scopedCursor<Parameters<typeof toSettledTotal>[0]>(scope, text, args)) yield toSettledTotal(r);
     },
 
-    async *readSettledSums(linkId: string, dimension: Dimension, runs: { grain: SettledGrain; from: number; to: number }[]): AsyncIterable<SettledTotal> {
-      if (runs.length === 0) return;
+    async *readSettledSums(linkId: string, dimension: Dimension, runs: { grain: SettledGrain; from: number; to: number }[], bots: readonly boolean[] = [false, true]): AsyncIterable<SettledTotal> {
+      if (runs.length === 0 || bots.length === 0) return;
       // A primary-key range per run, summed per value in SQL.
+      const bot = bots.length === 1 ? ` AND bot = ${bots[0] ? "true" : "false"}` : "";
       const parts = runs.map((r) => `SELECT value, bot, clicks, visitors FROM click_settled
-        WHERE link_id = $1 AND dimension = '${settledKey(dimension, r.grain)}' AND bucket >= ${Number(r.from)} AND bucket < ${Number(r.to)}`);
+        WHERE link_id = $1 AND dimension = '${settledKey(dimension, r.grain)}' AND bucket >= ${Number(r.from)} AND bucket < ${Number(r.to)}${bot}`);
       const text = `SELECT $1::text AS link_id, $2::text AS dimension, ${Number(runs[0]!.from)}::bigint AS bucket, value, bot,
         sum(clicks) AS clicks, sum(visitors) AS visitors FROM (${parts.join(" UNION ALL ")}) u GROUP BY value, bot`;
       for await (const r of cursor<Parameters<typeof toSettledTotal>[0]>(text, [linkId, dimension])) yield toSettledTotal(r);

@@ -16,6 +16,7 @@ import { noteRecentCells, pruneRecentCells, RECENT_CELLS, readsRecent, sqliteAcc
 import { BusyHours, digestRows, FOLD_MIN_CELLS, isDigested, type FoldCell } from "../hour-digests.ts";
 
 const HOUR_MS = 3_600_000;
+const BOTH: readonly boolean[] = [false, true];
 
 const INSERT_LOG = `INSERT INTO click_log (batch_id, first_ts, last_ts, clicks, data) VALUES (?, ?, ?, ?, ?)
   ON CONFLICT (batch_id) DO NOTHING`;
@@ -193,10 +194,11 @@ export function sqliteClicks(c: SqliteConnection): ClickStore {
       for (const r of iterate<Parameters<typeof toSettledTotal>[0]>(c, sql, args)) yield toSettledTotal(r);
     },
 
-    async *readSettledSums(linkId: string, dimension: Dimension, runs: { grain: SettledGrain; from: number; to: number }[]): AsyncIterable<SettledTotal> {
-      if (runs.length === 0) return;
+    async *readSettledSums(linkId: string, dimension: Dimension, runs: { grain: SettledGrain; from: number; to: number }[], bots: readonly boolean[] = BOTH): AsyncIterable<SettledTotal> {
+      if (runs.length === 0 || bots.length === 0) return;
       // A primary-key range per run (UNION ALL: an OR of ranges may not be planned as ranges), summed per value.
-      const parts = runs.map(() => `SELECT value, bot, clicks, visitors FROM click_settled WHERE link_id = ? AND dimension = ? AND bucket >= ? AND bucket < ?`);
+      const bot = bots.length === 1 ? ` AND bot = ${bots[0] ? 1 : 0}` : "";
+      const parts = runs.map(() => `SELECT value, bot, clicks, visitors FROM click_settled WHERE link_id = ? AND dimension = ? AND bucket >= ? AND bucket < ?${bot}`);
       const sql = `SELECT ? AS link_id, ? AS dimension, ? AS bucket, value, bot, sum(clicks) AS clicks, sum(visitors) AS visitors
         FROM (${parts.join(" UNION ALL ")}) GROUP BY value, bot`;
       const args = [linkId, dimension, runs[0]!.from, ...runs.flatMap((r) => [linkId, settledKey(dimension, r.grain), r.from, r.to])];
