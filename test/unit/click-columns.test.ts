@@ -29,6 +29,19 @@ describe("packClicks / unpackClicks (the writer thread hop)", () => {
     const odd = [{ ...base, id: "x", ua: "a\nb\u0000c", referrer: "" }, { ...base, id: "", ua: "\n", referrer: "𝒳" }];
     expect(unpackClicks(packClicks(odd).packed)).toEqual(odd);
   });
+
+  test("a field equal to the click before's is sent once and read back as that click's string", () => {
+    const run = [
+      base, { ...base, id: "a-2" }, { ...base, id: "a-3", ip: null }, { ...base, id: "a-4", ip: "8.8.8.8", referrer: "r" }, { ...base, id: "a-5", referrer: "r" },
+      { ...base, id: "", ua: "" }, { ...base, id: "", ua: "" },
+    ];
+    const { packed } = packClicks(run.map((e) => ({ ...e, ua: `${e.ua}` })));
+    // A run's string is sent once; "8.8.8.8" twice, a null between; the empty strings take no text.
+    expect(packed.text).toBe("a-1L1Mozilla/5.08.8.8.8a-2a-3a-48.8.8.8ra-5");
+    const back = unpackClicks(packed);
+    expect(back).toEqual(run);
+    expect(back[1]!.ua).toBe(back[0]!.ua);
+  });
 });
 
 describe("clicksToJson / clicksFromJson (Redis stream entry bodies)", () => {
