@@ -327,11 +327,11 @@ export async function answer(query: StatsQuery, reads: AnalyticsReads, only?: Gr
     });
     const runs = spanRuns(span, BREAKDOWN_GRAINS);
     const sumRuns = runs.filter(([, from, to]) => from < to).map(([grain, from, to]) => ({ grain, from, to }));
+    // Only the bot flags the query counts: a busy link has a bot row for most values of every bucket.
+    const bots = [false, true].filter((b) => tally.botOk(b));
     for (const g of groupings) {
       if (!isDimension(g) || g === totalsBy) continue;
       if (reads.settledSums) {
-        // Only the bot flags the query counts: a busy link has a bot row for most values of every bucket.
-        const bots = [false, true].filter((b) => tally.botOk(b));
         if (sumRuns.length > 0) for await (const s of reads.settledSums(g, sumRuns, bots)) tally.dayTotal(s);
       } else await eachSettled(reads, g, runs, (s) => tally.dayTotal(s));
     }

@@ -9,9 +9,8 @@
  * The cells stay what they are (every other read, settling and exports use them); a digest only ever holds what was
  * folded into it, and each store marks which cells those were (SQLite: the part of a cell's counts folded so far;
  * Postgres: a mark on the cell sets folded, click_cells rows moved into a marked set). A read of an unsettled hour
- * takes the digest plus the
- * cells not folded yet, whatever was written meanwhile (a late click, an import), so a digest is never stale, only
- * more or less complete. The store's foldBusyHours (the click maintenance, every minute) folds the link-hours with
+ * takes the digest plus the cells not folded yet, whatever was written meanwhile (a late click, an import), so a
+ * digest is never stale, only more or less complete. The store's foldBusyHours (the click maintenance, every minute) folds the link-hours with
  * at least FOLD_MIN_CELLS cells written since their last fold; settled hours' digests are deleted as they settle
  * (Postgres: a day later, see its readCellSums).
  */
@@ -28,8 +27,8 @@ const MAX_TRACKED = 100_000;
 /** The dimensions digests keep (DimensionSpec.digested); a breakdown by another reads every cell. */
 export const DIGESTED: readonly Dimension[] = DIMENSION_NAMES.filter((d) => DIMENSIONS[d].digested);
 export const isDigested = (d: Dimension): boolean => DIMENSIONS[d].digested;
-/** Their places in a dims key (encodeDims: declaration order), 1-based as SQL's split_part counts. */
-export const DIGESTED_POSITIONS: readonly number[] = DIGESTED.map((d) => DIMENSION_NAMES.indexOf(d) + 1);
+/** Their places in a dims key (encodeDims: declaration order), 1-based. */
+const DIGESTED_POSITIONS: readonly number[] = DIGESTED.map((d) => DIMENSION_NAMES.indexOf(d) + 1);
 
 /** One digest row: a link-hour's clicks with one value ('' for unknown) of one dimension and one bot flag. */
 export interface DigestRow {
@@ -40,18 +39,7 @@ export interface DigestRow {
   visitors: number;
 }
 
-/** A cell's part to fold: its dims key (encodeDims), bot flag and the counts not folded yet. */
-export interface FoldCell {
-  dims: string;
-  bot: boolean;
-  clicks: number;
-  visitors: number;
-}
-
 const SEP = "\u0001";
-/** A cell set's separators (cell-sets.ts). */
-const PART_SEP = "\u0002";
-const CELL_SEP = "\u0003";
 
 /** Per digested dimension (in DIGESTED order), value → [clicks, visitors, bot clicks, bot visitors]. */
 type Sums = Map<string, number[]>[];
@@ -88,16 +76,6 @@ export class DigestSums {
     }
   }
 
-  /** Adds a cell set's text (cell-sets.ts: `clicks U+0002 visitors U+0002 bot U+0002 dims`, joined by U+0003). */
-  addSet(text: string): void {
-    for (let from = 0; from <= text.length; ) {
-      let end = text.indexOf(CELL_SEP, from);
-      if (end < 0) end = text.length;
-      const a = text.indexOf(PART_SEP, from), b = text.indexOf(PART_SEP, a + 1), c = text.indexOf(PART_SEP, b + 1);
-      this.add(text.slice(c + 1, end), text.charCodeAt(b + 1) === 49 /* 1 */, Number(text.slice(from, a)), Number(text.slice(a + 1, b)));
-      from = end + 1;
-    }
-  }
 
   rows(): DigestRow[] {
     const out: DigestRow[] = [];
@@ -109,13 +87,6 @@ export class DigestSums {
     });
     return out;
   }
-}
-
-/** The cells' counts summed per digested dimension, value and bot flag (one link and hour). */
-export function digestRows(cells: Iterable<FoldCell>): DigestRow[] {
-  const sums = new DigestSums();
-  for (const c of cells) sums.add(c.dims, c.bot, c.clicks, c.visitors);
-  return sums.rows();
 }
 
 /**

@@ -1,13 +1,22 @@
 /** Hour digests' pure parts (shared/adapters/hour-digests.ts): a fold's rows from cells, and which link-hours are due. */
 import { describe, expect, test } from "bun:test";
 import { DIMENSION_NAMES, encodeDims, type ClickDims } from "../../shared/clicks/dimensions.ts";
-import { BusyHours, DIGESTED, digestRows, DigestSums } from "../../shared/adapters/hour-digests.ts";
+import { BusyHours, DIGESTED, DigestSums, type DigestRow } from "../../shared/adapters/hour-digests.ts";
+import { cellSets, eachSetCell } from "../../shared/adapters/postgres/cell-sets.ts";
+import type { StoredClick } from "../../shared/ports.ts";
+
+/** The digest rows of some cells (a fold's sums). */
+function digestRows(cells: { dims: string; bot: boolean; clicks: number; visitors: number }[]): DigestRow[] {
+  const sums = new DigestSums();
+  for (const c of cells) sums.add(c.dims, c.bot, c.clicks, c.visitors);
+  return sums.rows();
+}
 
 const dims = (over: Partial<ClickDims>): string => encodeDims({ ...(Object.fromEntries(DIMENSION_NAMES.map((d) => [d, null])) as ClickDims), ...over });
 const rowsOf = (rows: ReturnType<typeof digestRows>, dimension: string) =>
   rows.filter((r) => r.dimension === dimension).map((r) => [r.value, r.bot, r.clicks, r.visitors]).sort();
 
-describe("digestRows", () => {
+describe("DigestSums", () => {
   test("sums the cells per digested dimension, value and bot flag; unknown values as ''; others not kept", () => {
     const rows = digestRows([
       { dims: dims({ country: "DE", via: "qr", city: "Köln" }), bot: false, clicks: 3, visitors: 2 },
@@ -64,15 +73,20 @@ describe("BusyHours", () => {
   });
 });
 
-describe("DigestSums.addSet", () => {
-  test("reads a cell set's text as the cells it holds", () => {
-    const a = dims({ country: "DE", via: "qr" }), b = dims({ via: "link" });
+describe("eachSetCell", () => {
+  test("reads back the cells cellSets wrote into a set's text, so a fold sums them as the cells themselves", () => {
+    const de = { ...(Object.fromEntries(DIMENSION_NAMES.map((d) => [d, null])) as ClickDims), country: "DE", via: "qr" };
+    const none = Object.fromEntries(DIMENSION_NAMES.map((d) => [d, null])) as ClickDims;
+    const click = (dims: ClickDims, bot: boolean, firstVisit: boolean): StoredClick => ({ batch: "b", linkId: "l", ts: 0, dims, bot, firstVisit, referrerUrl: null });
+    const { sets } = cellSets([click(de, false, true), click(de, false, true), click(de, false, false), click(none, true, false), click(none, false, true)]);
+    expect(sets).toHaveLength(1);
+    const read: [string, boolean, number, number][] = [];
+    eachSetCell(sets[0]!.cells, (dims, bot, clicks, visitors) => read.push([dims, bot, clicks, visitors]));
+    expect(read.sort()).toEqual([[dims(de), false, 3, 2], [dims(none), false, 1, 1], [dims(none), true, 1, 0]].sort() as typeof read);
     const fromSet = new DigestSums();
-    fromSet.addSet([`3\u00022\u00020\u0002${a}`, `5\u00020\u00021\u0002${b}`, `1\u00021\u00020\u0002${b}`].join("\u0003"));
-    const fromCells = digestRows([
-      { dims: a, bot: false, clicks: 3, visitors: 2 }, { dims: b, bot: true, clicks: 5, visitors: 0 }, { dims: b, bot: false, clicks: 1, visitors: 1 },
-    ]);
-    expect(fromSet.rows()).toEqual(fromCells);
-    expect(rowsOf(fromCells, "country")).toEqual([["", false, 1, 1], ["", true, 5, 0], ["DE", false, 3, 2]]);
+    eachSetCell(sets[0]!.cells, (d, bot, c, v) => fromSet.add(d, bot, c, v));
+    const byKey = (rows: DigestRow[]) => rows.map((r) => JSON.stringify(r)).sort();
+    expect(byKey(fromSet.rows())).toEqual(byKey(digestRows(read.map(([d, bot, clicks, visitors]) => ({ dims: d, bot, clicks, visitors })))));
+    expect(rowsOf(fromSet.rows(), "country")).toEqual([["", false, 1, 1], ["", true, 1, 0], ["DE", false, 3, 2]]);
   });
 });

@@ -115,6 +115,17 @@ export function cellSets(clicks: Iterable<StoredClick>): { sets: CellSetRow[]; h
   return { sets, hits };
 }
 
+/** Hands `each` every cell of a set's text (cellSets' rows): its dims key, bot flag, clicks and first visits. */
+export function eachSetCell(text: string, each: (dims: string, bot: boolean, clicks: number, visitors: number) => void): void {
+  for (let from = 0; from <= text.length; ) {
+    let end = text.indexOf("\u0003", from);
+    if (end < 0) end = text.length;
+    const a = text.indexOf("\u0002", from), b = text.indexOf("\u0002", a + 1), c = text.indexOf("\u0002", b + 1);
+    each(text.slice(c + 1, end), text.charCodeAt(b + 1) === 49 /* 1 */, Number(text.slice(from, a)), Number(text.slice(a + 1, b)));
+    from = end + 1;
+  }
+}
+
 /**
  * The cells of `source` (a relation with link_id, hour and cells), one row each: link_id, hour, dims, bot, clicks,
  * visitors, as click_cells has them. Not summed: a key may come from several sets. unnest of an array, not

@@ -8,7 +8,7 @@ import { SETTLED_GRAINS, type CellSumRow, type ClickCell, type ClickScope, type 
 import {
   byBatch, clickLogRow, DAY_MS, dayStart, parseClickLogRow, settledKey, toClickCell, toSettledTotal, TOTAL_DIMENSION, type ClickLogRow,
 } from "../click-log.ts";
-import { allCells, cellSets, expandSets } from "./cell-sets.ts";
+import { allCells, cellSets, eachSetCell, expandSets } from "./cell-sets.ts";
 import { EXPORT_PAGE } from "../export-support.ts";
 import type { TransactionSql } from "postgres";
 import { hourStart } from "../link-store-support.ts";
@@ -144,7 +144,8 @@ async function foldLinkHours(tx: TransactionSql, due: { linkId: string; hour: nu
     const key = `${r.link_id}\u0001${r.hour}`;
     let of = byLinkHour.get(key);
     if (of === undefined) byLinkHour.set(key, (of = { linkId: r.link_id, hour: Number(r.hour), sums: new DigestSums() }));
-    of.sums.addSet(r.cells);
+    const sums = of.sums;
+    eachSetCell(r.cells, (dims, bot, clicks, visitors) => sums.add(dims, bot, clicks, visitors));
   }
   const out: { linkId: string; hour: number; dimension: string; value: string; bot: boolean; clicks: number; visitors: number }[] = [];
   for (const { linkId, hour, sums } of byLinkHour.values()) for (const r of sums.rows()) out.push({ linkId, hour, ...r });

@@ -13,7 +13,7 @@ import {
 import { hourStart } from "../link-store-support.ts";
 import { CLICK_CHUNK, type SqliteConnection } from "./connection.ts";
 import { noteRecentCells, pruneRecentCells, RECENT_CELLS, readsRecent, sqliteAccountTotals } from "./account-totals.ts";
-import { BusyHours, digestRows, FOLD_MIN_CELLS, isDigested, type FoldCell } from "../hour-digests.ts";
+import { BusyHours, DigestSums, FOLD_MIN_CELLS, isDigested } from "../hour-digests.ts";
 
 const HOUR_MS = 3_600_000;
 const BOTH: readonly boolean[] = [false, true];
@@ -39,7 +39,7 @@ const UNFOLDED_ROWS_OF_LINK = `SELECT hour, dims, bot, clicks - folded_clicks, v
 const DIGEST_ROWS_OF_LINK = `SELECT hour, value, bot, clicks, visitors FROM click_hour_digests
   WHERE link_id = ? AND dimension = ? AND hour >= ? AND hour < ?`;
 /** One link-hour's cells not folded yet, and marking them folded (foldBusyHours). */
-const UNFOLDED_CELLS = `SELECT dims, bot, clicks - folded_clicks AS clicks, visitors - folded_visitors AS visitors FROM click_cells
+const UNFOLDED_CELLS = `SELECT dims, bot, clicks - folded_clicks, visitors - folded_visitors FROM click_cells
   WHERE link_id = ? AND hour = ? AND clicks > folded_clicks`;
 const MARK_FOLDED = `UPDATE click_cells SET folded_clicks = clicks, folded_visitors = visitors
   WHERE link_id = ? AND hour = ? AND clicks > folded_clicks`;
@@ -100,12 +100,12 @@ export function settleLate(c: SqliteConnection, cells: CellSum[]): void {
 function foldLinkHour(c: SqliteConnection, linkId: string, hour: number): boolean {
   return c.db
     .transaction(() => {
-      const cells = c.st<Omit<FoldCell, "bot"> & { bot: number }>(UNFOLDED_CELLS).all(linkId, hour);
+      const cells = c.st(UNFOLDED_CELLS).values(linkId, hour) as [string, number, number, number][];
       if (cells.length === 0) return false;
+      const sums = new DigestSums();
+      for (const [dims, bot, clicks, visitors] of cells) sums.add(dims, bot === 1, clicks, visitors);
       const upsert = c.st(UPSERT_DIGEST);
-      for (const r of digestRows(cells.map((x) => ({ ...x, bot: x.bot === 1 })))) {
-        upsert.run(linkId, r.dimension, hour, r.value, r.bot ? 1 : 0, r.clicks, r.visitors);
-      }
+      for (const r of sums.rows()) upsert.run(linkId, r.dimension, hour, r.value, r.bot ? 1 : 0, r.clicks, r.visitors);
       c.st(MARK_FOLDED).run(linkId, hour);
       return true;
     })
